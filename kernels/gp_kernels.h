@@ -1,0 +1,220 @@
+/* gp_kernels.h — element types, order keys, the statistics record and the backend table.
+ *
+ * This header is shared by the host C11 code (src/, io/, tests/) and the CUDA C kernels
+ * (the kernels/ .cu files, compiled as CUDA C++ with extern "C" linkage for the entry points).
+ * kernels/ knows one device (or the CPU) and nothing of MPI or HDF5.
+ *
+ * Conventions used by every function declared here:
+ *   - element counts are int64_t (elements, never bytes, unless the name says bytes);
+ *   - return 0 on success, a GP_E* code (> 0) on failure; the backend's last_error() then
+ *     holds a one-line message with the failing call and file:line;
+ *   - "device pointer" means memory from the same backend's alloc(): GPU global memory for
+ *     the CUDA backend, ordinary host memory for the CPU backend.
+ */
+#ifndef GP_KERNELS_H
+#define GP_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- element types ------------------------------------------------------------------- */
+
+/* The six element types every layer understands. io/ converts any HDF5 integer or float
+ * class into one of these (narrower integers widen, float16 -> f32, long double -> f64). */
+typedef enum gp_dtype {
+    GP_F32 = 0,
+    GP_F64 = 1,
+    GP_I32 = 2,
+    GP_I64 = 3,
+    GP_U32 = 4,
+    GP_U64 = 5,
+    GP_NDTYPES = 6
+} gp_dtype;
+
+/* Bytes per element of t (4 or 8); 0 for an invalid t. */
+size_t gp_dtype_size(gp_dtype t);
+/* "f32", "f64", "i32", "i64", "u32", "u64"; "?" for an invalid t. */
+const char *gp_dtype_name(gp_dtype t);
+/* Parses the names above (and the aliases float32, float64, int32, int64, uint32, uint64).
+ * Returns 0 and sets *t, or -1 for an unknown name. */
+int gp_dtype_parse(const char *s, gp_dtype *t);
+/* 1 for GP_F32/GP_F64, else 0. */
+int gp_dtype_is_float(gp_dtype t);
+
+/* ---- order keys ---------------------------------------------------------------------- */
+/* Every element maps to an unsigned integer of the same width (u32 for 4-byte types, u64
+ * for 8-byte types) whose unsigned order is the sort order:
+ *   floats: negative -> all bits flipped; positive (sign clear) -> sign bit set; every NaN
+ *           -> all ones (one value above +inf, so NaNs sort last); -0.0 sorts before +0.0.
+ *   signed ints: sign bit flipped.   unsigned ints: identity.
+ * gp_key_to_elem inverts it; a NaN comes back as the canonical quiet NaN with all mantissa
+ * bits set (0x7FFFFFFF / 0x7FFFFFFFFFFFFFFF). Keys of 4-byte types are zero-extended to
+ * 64 bits where a uint64_t is used (min_key, max_key, first_key, last_key below). */
+uint64_t gp_key_of(gp_dtype t, const void *elem);
+/* Writes the element whose key is `key` to *elem (gp_dtype_size(t) bytes). */
+void gp_key_to_elem(gp_dtype t, uint64_t key, void *elem);
+/* The element whose key is `key`, converted to double (exact for f32/f64/i32/u32). */
+double gp_key_to_double(gp_dtype t, uint64_t key);
+/* 64-bit finaliser (splitmix64's) used for the order-independent multiset hash. */
+static inline uint64_t gp_mix64(uint64_t z)
+{
+    z += 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* ---- the statistics record ----------------------------------------------------------- */
+/* One record describes one contiguous piece (a shard, or several adjacent shards after
+ * gp_stats_combine). It is plain data: MPI moves it as bytes and combines it with
+ * gp_stats_combine (non-commutative: `lo` is the piece that comes first in index order). */
+typedef struct gp_stats {
+    int64_t  count;      /* elements in the piece, NaNs included */
+    int64_t  nan_count;  /* NaN elements (always 0 for integer types) */
+    double   sum;        /* sum of the non-NaN elements, accumulated in float64 */
+    double   sumsq;      /* sum of squares of the non-NaN elements, float64 */
+    uint64_t min_key;    /* key of the smallest non-NaN element; UINT64_MAX when none */
+    uint64_t max_key;    /* key of the largest non-NaN element; 0 when none */
+    uint64_t hash;       /* sum mod 2^64 of gp_mix64(key) over all elements: a fingerprint
+                            of the multiset that does not depend on order */
+    uint64_t first_key;  /* key of element 0 (undefined when count == 0) */
+    uint64_t last_key;   /* key of element count-1 (undefined when count == 0) */
+    int64_t  descents;   /* number of i with key[i] > key[i+1] (only with GP_STATS_ORDER) */
+    double   yfirst;     /* element 0 as double (NaN kept) */
+    double   ylast;      /* element count-1 as double */
+    double   trap;       /* with a coordinate array x: sum over adjacent pairs inside the
+                            piece of (x[i+1]-x[i])*(y[i]+y[i+1])/2; else 0 */
+    double   xfirst;     /* x[0] (only when has_x) */
+    double   xlast;      /* x[count-1] (only when has_x) */
+    int32_t  has_x;      /* 1 when trap/xfirst/xlast were filled by a trap_x call */
+    int32_t  order_valid;/* 1 when descents was computed (GP_STATS_ORDER) */
+} gp_stats;
+
+/* flags for backend->stats */
+#define GP_STATS_ORDER 1u   /* also count descents (key[i] > key[i+1]) */
+
+/* The record of an empty piece (count 0, min_key UINT64_MAX, everything else 0; has_x and
+ * order_valid are 1 so that an empty piece never clears them in a combine). */
+gp_stats gp_stats_empty(void);
+/* Combines two adjacent pieces, lo before hi: counts and sums add, min/max/hash combine,
+ * descents add plus one if lo's last key > hi's first key, first comes from lo (unless
+ * empty) and last from hi, and with has_x the pair term across the boundary,
+ * (hi.xfirst - lo.xlast)*(lo.ylast + hi.yfirst)/2, is added to trap. */
+gp_stats gp_stats_combine(const gp_stats *lo, const gp_stats *hi);
+
+/* ---- built-in integrands (the chapter's Dev_trap) ------------------------------------- */
+typedef enum gp_func {
+    GP_FN_X2 = 0,    /* x*x            */
+    GP_FN_SIN = 1,   /* sin(x)         */
+    GP_FN_EXP = 2,   /* exp(x)         */
+    GP_FN_GAUSS = 3, /* exp(-x*x)      */
+    GP_NFUNCS = 4
+} gp_func;
+/* "x2", "sin", "exp", "gauss". */
+const char *gp_func_name(gp_func f);
+/* Returns 0 and sets *f, or -1 for an unknown name. */
+int gp_func_parse(const char *s, gp_func *f);
+/* The exact integral of f over [a, b] in long double arithmetic (for reports and tests). */
+double gp_func_exact(gp_func f, double a, double b);
+
+/* ---- the backend table --------------------------------------------------------------- */
+/* One table of function pointers is all the host code sees. The CPU backend (the CPU
+ * twins in kernels/cpu_backend.c) and the CUDA backend (the kernels/ .cu files) give every entry the same
+ * meaning; the CPU one is also the tests' oracle for the CUDA one. Every entry that
+ * returns results to the host has finished its device work when it returns. */
+typedef struct gp_backend {
+    const char *name;                 /* "cpu" or "cuda" */
+
+    /* device memory of `bytes` bytes (bytes may be 0: returns a valid unique pointer);
+     * NULL on failure */
+    void *(*alloc)(size_t bytes);
+    void (*free)(void *p);
+    /* host memory suitable for fast transfers (pinned for CUDA); NULL on failure */
+    void *(*host_alloc)(size_t bytes);
+    void (*host_free)(void *p);
+    int (*upload)(void *dev, const void *host, size_t bytes);
+    int (*download)(void *host, const void *dev, size_t bytes);
+
+    /* Statistics of y[0..n) (element type t, device pointer) into *out (all fields but the
+     * x ones; has_x = 0). flags: GP_STATS_ORDER. Float data accumulate in float64. The
+     * result is bitwise the same on every run for the same input and backend. */
+    int (*stats)(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
+
+    /* Trapezoid rule over non-uniform samples: sets io->trap = sum over i in [0, n-1) of
+     * (x[i+1]-x[i])*(y[i]+y[i+1])/2, io->xfirst = x[0], io->xlast = x[n-1], io->has_x = 1
+     * (y: n elements of type t; x: n float64; both device pointers). Other fields kept. */
+    int (*trap_x)(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
+
+    /* Trapezoid rule of a built-in f over [a, a + n*h] with n trapezoids: the weighted sum
+     * of the points i in [i0, i1) (0 <= i0 <= i1 <= n+1) of w_i * f(a + i*h), where
+     * w_0 = w_n = 1/2 and w_i = 1 otherwise, x in float64. The integral is h times the
+     * sum over all ranks' ranges. Result in *wsum. */
+    int (*trap_fn)(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
+                   double *wsum);
+
+    /* In-place map of n elements of type t to their order keys and back (see above). */
+    int (*to_keys)(gp_dtype t, void *buf, int64_t n);
+    int (*from_keys)(gp_dtype t, void *buf, int64_t n);
+
+    /* Sorts n unsigned keys of `width` bytes (4 or 8) ascending, in place. Multi-block
+     * bitonic sort (the chapter's Programs 6.17-6.19) on the GPU, any n. */
+    int (*sort_keys)(int width, void *keys, int64_t n);
+
+    /* Merge-split of two ascending key arrays from two ranks: lo (nlo keys, from the lower
+     * rank) and hi (nhi keys). Both ranks call it with the same lo/hi. With m slots per
+     * rank, the merged sequence's slots [0, m) belong to the lower rank and [m, 2m) to the
+     * higher one (slots past nlo+nhi are empty). keep_upper = 0 writes merged[0, min(m,
+     * nlo+nhi)) to out, keep_upper = 1 writes merged[m, nlo+nhi) (possibly nothing); *nout
+     * gets the count written. Requires nlo <= m, nhi <= m; out holds m keys and must not
+     * alias lo or hi. */
+    int (*merge_split_keys)(int width, const void *lo, int64_t nlo, const void *hi,
+                            int64_t nhi, int64_t m, int keep_upper, void *out,
+                            int64_t *nout);
+
+    /* One-line description of the last failure ("" when none). */
+    const char *(*last_error)(void);
+} gp_backend;
+
+/* The CPU backend (always available). */
+const gp_backend *gp_backend_cpu(void);
+
+/* The CUDA backend bound to visible device `device` (0-based, among the devices this
+ * process sees). Returns NULL and writes a one-line reason into why[0..whylen) when this
+ * build has no CUDA, no device is visible, or the device cannot be initialised. */
+const gp_backend *gp_backend_cuda(int device, char *why, size_t whylen);
+
+/* Number of CUDA devices visible to this process (0 without CUDA or without a driver). */
+int gp_cuda_device_count(void);
+
+/* Name and PCI bus id ("0000:3b:00.0") of visible device `device`; returns 0 on success. */
+int gp_cuda_device_info(int device, char *name, size_t namelen, char *busid, size_t buslen);
+
+/* ---- CPU twins (kernels/cpu_backend.c) -----------------------------------------------------
+ * The reference implementations behind gp_backend_cpu(); same meaning as the table. */
+int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
+int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
+int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
+                   double *wsum);
+int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_sort_keys(int width, void *keys, int64_t n);
+int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
+                            int64_t nhi, int64_t m, int keep_upper, void *out,
+                            int64_t *nout);
+/* f(x) for the built-in integrands, in double. */
+double gp_func_eval(gp_func f, double x);
+
+/* error codes */
+#define GP_OK 0
+#define GP_EINVAL 1   /* bad argument */
+#define GP_ENOMEM 2   /* allocation failed */
+#define GP_EDEVICE 3  /* CUDA error */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GP_KERNELS_H */
