@@ -1,0 +1,667 @@
+/* cpu_backend.c — the CPU twins of the CUDA kernels and the CPU backend table.
+ *
+ * Every function here has exactly the meaning documented for the matching gp_backend entry
+ * in gp_kernels.h. The twins are (1) the CPU backend that runs when no GPU is used and
+ * (2) the oracle the tests compare the CUDA backend against, so they favour plain,
+ * obviously correct, deterministic code: one thread, a fixed summation order, no
+ * dependence on alignment, thread count or timing.
+ *
+ * Summation order (gp_cpu_stats, gp_cpu_trap_x, gp_cpu_trap_fn). The terms (elements,
+ * squares, trapezoids, weighted samples), in index order, are cut into chunks of
+ * GP_CPU_CHUNK (4096) consecutive terms, the last chunk possibly shorter. Inside a chunk,
+ * term j goes to lane j % 4 (four float64 accumulators starting at +0.0, each summed
+ * left to right); the chunk sum is (lane0 + lane1) + (lane2 + lane3). The chunk sums are
+ * then added pairwise like a binary counter: whenever the two most recent partial sums
+ * each cover 2^k chunks they are replaced by (older + newer); at the end the remaining
+ * partials (covering 2^k1 > 2^k2 > ... chunks, oldest first) are added from the newest
+ * to the oldest: p1 + (p2 + (... + pr)). The error bound is therefore about
+ * (1024 + log2(chunks)) * eps * sum|term|, and the result depends only on the input.
+ *
+ * Key mapping. The element <-> key maps below (key_f32 ... ) are inlined copies of
+ * gp_key_of / gp_key_to_elem in common.c, used so that the per-element loops need no
+ * function call; tests/test_cpu_kernels.c checks them bit for bit against common.c.
+ */
+#include "gp_kernels.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- error reporting ------------------------------------------------------------------ */
+
+/* The one-line message of the last failure ("" until something fails). Not thread-safe:
+ * like the rest of the backend it assumes one calling thread per process. */
+static char cpu_errbuf[256];
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 5, 6)))
+#endif
+static int cpu_fail(int code, const char *func, const char *file, int line, const char *fmt,
+                    ...)
+{
+    char msg[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    snprintf(cpu_errbuf, sizeof cpu_errbuf, "%s: %s (%s) at %s:%d", func, msg,
+             code == GP_ENOMEM ? "out of memory" : "bad argument", file, line);
+    return code;
+}
+
+/* Records the failure in cpu_errbuf and evaluates to `code`. */
+#define CPU_FAIL(code, ...) cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
+
+/* ---- inlined key maps (mirrors of common.c; see the file comment) -------------------- */
+
+static inline uint32_t key_f32(uint32_t u)
+{
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFFFFFu; /* every NaN */
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+static inline uint64_t key_f64(uint64_t u)
+{
+    if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull) return ~0ull;
+    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
+static inline uint32_t unkey_f32(uint32_t k)
+{
+    if (k == 0xFFFFFFFFu) return 0x7FFFFFFFu; /* canonical NaN */
+    return (k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k;
+}
+static inline uint64_t unkey_f64(uint64_t k)
+{
+    if (k == ~0ull) return 0x7FFFFFFFFFFFFFFFull;
+    return (k & 0x8000000000000000ull) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k;
+}
+
+/* ---- deterministic pairwise combination of chunk sums --------------------------------- */
+
+#define GP_CPU_CHUNK 4096
+
+/* A binary-counter stack of partial sums; level[k] = log2 of the chunks covered by v[k].
+ * 64 levels cover 2^64 chunks, more than any int64_t count. */
+typedef struct psum {
+    double v[64];
+    int level[64];
+    int top;
+} psum;
+
+static void psum_init(psum *p) { p->top = 0; }
+
+/* Appends the sum of the next chunk (see the file comment for the order). */
+static void psum_push(psum *p, double x)
+{
+    int lvl = 0;
+    while (p->top > 0 && p->level[p->top - 1] == lvl) {
+        x = p->v[--p->top] + x; /* older + newer */
+        lvl++;
+    }
+    p->v[p->top] = x;
+    p->level[p->top] = lvl;
+    p->top++;
+}
+
+/* The total: remaining partials added from the newest to the oldest; +0.0 when empty. */
+static double psum_total(const psum *p)
+{
+    if (p->top == 0) return 0.0;
+    double s = p->v[p->top - 1];
+    for (int k = p->top - 2; k >= 0; k--) s = p->v[k] + s;
+    return s;
+}
+
+/* ---- statistics ----------------------------------------------------------------------- */
+
+/* Running state of one gp_cpu_stats pass. */
+typedef struct stats_acc {
+    int64_t nan_count;
+    int64_t descents;
+    uint64_t hash;
+    uint64_t min_key, max_key; /* over non-NaN elements */
+    uint64_t prev_key;         /* key of the element before the current chunk */
+    psum sum, sumsq;
+} stats_acc;
+
+/* STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD) defines
+ *   static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)
+ * which folds elements [i0, i1) (at most one chunk) of y into *a. UT: the unsigned type of
+ * the element's bits and key; CT: the C type of the element; KEY(bits) -> key;
+ * ISNAN(bits) -> int; TOD(value) -> double. NaN elements add +0.0 to the lanes, which
+ * leaves them bit-identical because a lane starting at +0.0 can never hold -0.0. */
+#define STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD)                                          \
+    static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)                   \
+    {                                                                                        \
+        const unsigned char *p = (const unsigned char *)y;                                  \
+        double s[4] = {0.0, 0.0, 0.0, 0.0}, q[4] = {0.0, 0.0, 0.0, 0.0};                    \
+        uint64_t hash = a->hash, kmin = a->min_key, kmax = a->max_key, prev = a->prev_key;   \
+        int64_t nans = 0, desc = 0;                                                          \
+        for (int64_t i = i0; i < i1; i++) {                                                  \
+            UT bits;                                                                         \
+            CT val;                                                                          \
+            memcpy(&bits, p + (size_t)i * sizeof(UT), sizeof(UT));                           \
+            memcpy(&val, &bits, sizeof(UT));                                                 \
+            uint64_t k = (uint64_t)KEY(bits);                                                \
+            int isnan_ = ISNAN(bits);                                                        \
+            double d = isnan_ ? 0.0 : TOD(val);                                              \
+            s[(i - i0) & 3] += d;                                                            \
+            q[(i - i0) & 3] += d * d;                                                        \
+            hash += gp_mix64(k);                                                             \
+            desc += prev > k;                                                                \
+            prev = k;                                                                        \
+            nans += isnan_;                                                                  \
+            if (!isnan_) {                                                                   \
+                kmin = k < kmin ? k : kmin;                                                  \
+                kmax = k > kmax ? k : kmax;                                                  \
+            }                                                                                \
+        }                                                                                    \
+        psum_push(&a->sum, (s[0] + s[1]) + (s[2] + s[3]));                                   \
+        psum_push(&a->sumsq, (q[0] + q[1]) + (q[2] + q[3]));                                 \
+        a->hash = hash;                                                                      \
+        a->min_key = kmin;                                                                   \
+        a->max_key = kmax;                                                                   \
+        a->prev_key = prev;                                                                  \
+        a->nan_count += nans;                                                                \
+        a->descents += desc;                                                                 \
+    }
+
+#define KEY_ID(b) (b)
+#define KEY_I32(b) ((b) ^ 0x80000000u)
+#define KEY_I64(b) ((b) ^ 0x8000000000000000ull)
+#define ISNAN_F32(b) (((b) & 0x7FFFFFFFu) > 0x7F800000u)
+#define ISNAN_F64(b) (((b) & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull)
+#define NEVER_NAN(b) ((void)(b), 0)
+#define TO_DOUBLE(v) ((double)(v))
+
+STATS_CHUNK(stats_chunk_f32, uint32_t, float, key_f32, ISNAN_F32, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_f64, uint64_t, double, key_f64, ISNAN_F64, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_i32, uint32_t, int32_t, KEY_I32, NEVER_NAN, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_i64, uint64_t, int64_t, KEY_I64, NEVER_NAN, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_u32, uint32_t, uint32_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
+
+/* Element i of y (type t) converted to double exactly as (double)value (NaN kept). */
+static double elem_to_double(gp_dtype t, const void *y, int64_t i)
+{
+    const unsigned char *p = (const unsigned char *)y + (size_t)i * gp_dtype_size(t);
+    union { float f; double d; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
+    memcpy(&v, p, gp_dtype_size(t));
+    switch (t) {
+    case GP_F32: return (double)v.f;
+    case GP_F64: return v.d;
+    case GP_I32: return (double)v.i32;
+    case GP_I64: return (double)v.i64;
+    case GP_U32: return (double)v.u32;
+    case GP_U64: return (double)v.u64;
+    default: return NAN;
+    }
+}
+
+/* Statistics of y[0, n) — the CPU twin of gp_backend.stats.
+ *
+ * t: element type; y: n elements of type t (host memory; may be NULL only when n == 0);
+ * flags: 0 or GP_STATS_ORDER; out: receives the record.
+ * Fills count, nan_count, sum and sumsq (of the non-NaN elements, each converted as
+ * (double)value, float32 included, in the fixed order of the file comment), min_key /
+ * max_key (over non-NaN elements; UINT64_MAX / 0 when there is none), hash (sum mod 2^64
+ * of gp_mix64(key) over all elements, NaNs included), first_key / last_key and yfirst /
+ * ylast (elements 0 and n-1; NaN kept), descents (number of i with key[i] > key[i+1],
+ * NaN keys included) and order_valid = 1 when flags has GP_STATS_ORDER, else descents = 0
+ * and order_valid = 0. Always has_x = 0 and trap = xfirst = xlast = 0. For n == 0 the
+ * record is gp_stats_empty() with has_x = 0 and order_valid as above.
+ * One pass over the data; the result is bitwise reproducible.
+ * Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL out, unknown flags). */
+int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out)
+{
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (!out) return CPU_FAIL(GP_EINVAL, "out is NULL");
+    if (n > 0 && !y) return CPU_FAIL(GP_EINVAL, "y is NULL with n = %lld", (long long)n);
+    if (flags & ~GP_STATS_ORDER) return CPU_FAIL(GP_EINVAL, "unknown flags 0x%x", flags);
+
+    const int order = (flags & GP_STATS_ORDER) != 0;
+    if (n == 0) {
+        *out = gp_stats_empty();
+        out->has_x = 0;
+        out->order_valid = order;
+        return GP_OK;
+    }
+
+    void (*chunk)(const void *, int64_t, int64_t, stats_acc *) = NULL;
+    switch (t) {
+    case GP_F32: chunk = stats_chunk_f32; break;
+    case GP_F64: chunk = stats_chunk_f64; break;
+    case GP_I32: chunk = stats_chunk_i32; break;
+    case GP_I64: chunk = stats_chunk_i64; break;
+    case GP_U32: chunk = stats_chunk_u32; break;
+    case GP_U64: chunk = stats_chunk_u64; break;
+    default: return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    }
+
+    const size_t es = gp_dtype_size(t);
+    const uint64_t first_key = gp_key_of(t, y);
+    const uint64_t last_key = gp_key_of(t, (const unsigned char *)y + (size_t)(n - 1) * es);
+
+    stats_acc a;
+    a.nan_count = 0;
+    a.descents = 0;
+    a.hash = 0;
+    a.min_key = UINT64_MAX;
+    a.max_key = 0;
+    a.prev_key = first_key; /* so element 0 never counts as a descent */
+    psum_init(&a.sum);
+    psum_init(&a.sumsq);
+    for (int64_t c = 0; c < n; c += GP_CPU_CHUNK) {
+        int64_t e = (n - c > GP_CPU_CHUNK) ? c + GP_CPU_CHUNK : n;
+        chunk(y, c, e, &a);
+    }
+
+    gp_stats s;
+    memset(&s, 0, sizeof s);
+    s.count = n;
+    s.nan_count = a.nan_count;
+    s.sum = psum_total(&a.sum);
+    s.sumsq = psum_total(&a.sumsq);
+    s.min_key = a.min_key;
+    s.max_key = a.max_key;
+    s.hash = a.hash;
+    s.first_key = first_key;
+    s.last_key = last_key;
+    s.descents = order ? a.descents : 0;
+    s.yfirst = elem_to_double(t, y, 0);
+    s.ylast = elem_to_double(t, y, n - 1);
+    s.trap = 0.0;
+    s.xfirst = 0.0;
+    s.xlast = 0.0;
+    s.has_x = 0;
+    s.order_valid = order;
+    *out = s;
+    return GP_OK;
+}
+
+/* ---- trapezoid rules ------------------------------------------------------------------- */
+
+/* dst[j] = (double)y[i0 + j] for j in [0, cnt), switching on the type once. */
+static void load_doubles(gp_dtype t, const void *y, int64_t i0, int64_t cnt, double *dst)
+{
+    const unsigned char *p = (const unsigned char *)y + (size_t)i0 * gp_dtype_size(t);
+#define LOAD_AS(CT)                                                                         \
+    for (int64_t j = 0; j < cnt; j++) {                                                     \
+        CT v;                                                                               \
+        memcpy(&v, p + (size_t)j * sizeof(CT), sizeof(CT));                                 \
+        dst[j] = (double)v;                                                                 \
+    }                                                                                       \
+    break;
+    switch (t) {
+    case GP_F32: LOAD_AS(float)
+    case GP_F64: LOAD_AS(double)
+    case GP_I32: LOAD_AS(int32_t)
+    case GP_I64: LOAD_AS(int64_t)
+    case GP_U32: LOAD_AS(uint32_t)
+    case GP_U64: LOAD_AS(uint64_t)
+    default: break;
+    }
+#undef LOAD_AS
+}
+
+/* Trapezoid rule over non-uniform samples — the CPU twin of gp_backend.trap_x.
+ *
+ * t: type of y; y: n elements of type t; x: n float64 coordinates (host memory; either may
+ * be NULL only when n == 0); io: in/out record.
+ * Sets io->trap = sum over i in [0, n-1) of (x[i+1]-x[i]) * (y[i]+y[i+1]) * 0.5 (y as
+ * (double)value; terms summed in the fixed order of the file comment, term i being the
+ * pair (i, i+1)), io->xfirst = x[0], io->xlast = x[n-1] and io->has_x = 1; every other
+ * field of *io is left as it was. For n == 0: trap = xfirst = xlast = 0 and has_x = 1
+ * (like gp_stats_empty(), so that an empty piece never clears has_x in a combine); for
+ * n == 1: trap = 0, xfirst = xlast = x[0]. x need not be sorted; NaN/inf propagate.
+ * Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL pointers). */
+int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io)
+{
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (!io) return CPU_FAIL(GP_EINVAL, "io is NULL");
+    if (n > 0 && (!y || !x))
+        return CPU_FAIL(GP_EINVAL, "%s is NULL with n = %lld", !y ? "y" : "x", (long long)n);
+
+    if (n == 0) {
+        io->trap = 0.0;
+        io->xfirst = 0.0;
+        io->xlast = 0.0;
+        io->has_x = 1;
+        return GP_OK;
+    }
+
+    double yb[GP_CPU_CHUNK + 1]; /* y[c .. c+len] as double */
+    psum acc;
+    psum_init(&acc);
+    const int64_t nterms = n - 1;
+    for (int64_t c = 0; c < nterms; c += GP_CPU_CHUNK) {
+        const int64_t len = (nterms - c > GP_CPU_CHUNK) ? GP_CPU_CHUNK : nterms - c;
+        load_doubles(t, y, c, len + 1, yb);
+        double l[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int64_t j = 0; j < len; j++)
+            l[j & 3] += (x[c + j + 1] - x[c + j]) * (yb[j] + yb[j + 1]) * 0.5;
+        psum_push(&acc, (l[0] + l[1]) + (l[2] + l[3]));
+    }
+    io->trap = psum_total(&acc);
+    io->xfirst = x[0];
+    io->xlast = x[n - 1];
+    io->has_x = 1;
+    return GP_OK;
+}
+
+/* Weighted trapezoid sum of a built-in integrand — the CPU twin of gp_backend.trap_fn.
+ *
+ * f: integrand; a: left end; h: step (> 0 for an ordinary integral, any value accepted);
+ * n: number of trapezoids (the points are i = 0..n, x_i = a + (double)i * h in float64);
+ * [i0, i1): the points this caller owns, 0 <= i0 <= i1 <= n+1.
+ * *wsum = sum over i in [i0, i1) of w_i * f(x_i) with w_i = 1/2 when i == 0 or i == n and
+ * 1 otherwise (so with n == 0 the single point has weight 1/2); terms summed in the fixed
+ * order of the file comment, chunks counted from i0. The integral over [a, a + n*h] is h
+ * times the sum of all callers' wsum. f is evaluated with gp_func_eval (libm, double).
+ * Returns GP_OK, or GP_EINVAL (unknown f, n < 0, bad range, NULL wsum). */
+int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
+                   double *wsum)
+{
+    if ((unsigned)f >= GP_NFUNCS) return CPU_FAIL(GP_EINVAL, "unknown integrand %d", (int)f);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (!wsum) return CPU_FAIL(GP_EINVAL, "wsum is NULL");
+    if (!(0 <= i0 && i0 <= i1 && i1 - 1 <= n)) /* i1 <= n+1 without overflowing n+1 */
+        return CPU_FAIL(GP_EINVAL, "range [%lld, %lld) not inside [0, n+1] with n = %lld",
+                        (long long)i0, (long long)i1, (long long)n);
+
+    psum acc;
+    psum_init(&acc);
+    for (int64_t c = i0; c < i1; c += GP_CPU_CHUNK) {
+        const int64_t e = (i1 - c > GP_CPU_CHUNK) ? c + GP_CPU_CHUNK : i1;
+        double l[4] = {0.0, 0.0, 0.0, 0.0};
+        for (int64_t i = c; i < e; i++) {
+            const double w = (i == 0 || i == n) ? 0.5 : 1.0;
+            l[(i - c) & 3] += w * gp_func_eval(f, a + (double)i * h);
+        }
+        psum_push(&acc, (l[0] + l[1]) + (l[2] + l[3]));
+    }
+    *wsum = psum_total(&acc);
+    return GP_OK;
+}
+
+/* ---- order keys ------------------------------------------------------------------------ */
+
+/* Maps buf[0, n) (type t, host memory) in place to its order keys — the CPU twin of
+ * gp_backend.to_keys. Afterwards buf holds n uint32_t keys for 4-byte types or n uint64_t
+ * keys for 8-byte types, each equal to gp_key_of(t, &element) (see gp_kernels.h: floats
+ * flip to a sign-magnitude order with every NaN -> all ones, signed ints flip the sign
+ * bit, unsigned ints are unchanged). Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf
+ * with n > 0). */
+int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
+{
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    if (gp_dtype_size(t) == 4) {
+        uint32_t *k = (uint32_t *)buf;
+        switch (t) {
+        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = key_f32(k[i]); break;
+        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
+        default: break; /* GP_U32: identity */
+        }
+    } else {
+        uint64_t *k = (uint64_t *)buf;
+        switch (t) {
+        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = key_f64(k[i]); break;
+        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
+        default: break; /* GP_U64: identity */
+        }
+    }
+    return GP_OK;
+}
+
+/* Maps n keys in buf (uint32_t for 4-byte t, uint64_t for 8-byte t) in place back to
+ * elements of type t — the CPU twin of gp_backend.from_keys; the inverse of
+ * gp_cpu_to_keys, equal to gp_key_to_elem per element: every non-NaN element comes back
+ * bit for bit, the NaN key (all ones) becomes the canonical quiet NaN 0x7FFFFFFF /
+ * 0x7FFFFFFFFFFFFFFF. Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
+int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
+{
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    if (gp_dtype_size(t) == 4) {
+        uint32_t *k = (uint32_t *)buf;
+        switch (t) {
+        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = unkey_f32(k[i]); break;
+        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
+        default: break;
+        }
+    } else {
+        uint64_t *k = (uint64_t *)buf;
+        switch (t) {
+        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = unkey_f64(k[i]); break;
+        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
+        default: break;
+        }
+    }
+    return GP_OK;
+}
+
+/* ---- sorting ---------------------------------------------------------------------------- */
+
+#define RADIX_BITS 11
+#define RADIX_SIZE (1 << RADIX_BITS)
+#define RADIX_MASK (RADIX_SIZE - 1)
+#define RADIX_SMALL 64 /* below this many keys, insertion sort */
+
+/* RADIX_SORT(NAME, UT, PASSES) defines static int NAME(UT *a, int64_t n): ascending LSD
+ * radix sort with 11-bit digits (PASSES digits cover the key), one histogram pass over
+ * the data for all digits, then one stable scatter pass per digit between a and a
+ * scratch buffer of n keys; a digit on which all keys agree is skipped. Small inputs use
+ * insertion sort. Returns GP_OK or GP_ENOMEM (scratch allocation). */
+#define RADIX_SORT(NAME, UT, PASSES)                                                         \
+    static int NAME(UT *a, int64_t n)                                                        \
+    {                                                                                        \
+        if (n < RADIX_SMALL) {                                                               \
+            for (int64_t i = 1; i < n; i++) {                                                \
+                UT v = a[i];                                                                 \
+                int64_t j = i;                                                               \
+                for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];                          \
+                a[j] = v;                                                                    \
+            }                                                                                \
+            return GP_OK;                                                                    \
+        }                                                                                    \
+        UT *tmp = (UT *)malloc((size_t)n * sizeof(UT));                                      \
+        size_t *hist = (size_t *)calloc((size_t)(PASSES)*RADIX_SIZE, sizeof(size_t));        \
+        if (!tmp || !hist) {                                                                 \
+            free(tmp);                                                                       \
+            free(hist);                                                                      \
+            return GP_ENOMEM;                                                                \
+        }                                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                    \
+            UT v = a[i];                                                                     \
+            for (int p = 0; p < (PASSES); p++)                                               \
+                hist[(size_t)p * RADIX_SIZE + ((v >> (p * RADIX_BITS)) & RADIX_MASK)]++;     \
+        }                                                                                    \
+        UT *src = a, *dst = tmp;                                                             \
+        for (int p = 0; p < (PASSES); p++) {                                                 \
+            size_t *h = hist + (size_t)p * RADIX_SIZE;                                       \
+            const int shift = p * RADIX_BITS;                                                \
+            if (h[(src[0] >> shift) & RADIX_MASK] == (size_t)n) continue; /* one digit */    \
+            size_t sum = 0;                                                                  \
+            for (int d = 0; d < RADIX_SIZE; d++) {                                           \
+                size_t c = h[d];                                                             \
+                h[d] = sum;                                                                  \
+                sum += c;                                                                    \
+            }                                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                \
+                UT v = src[i];                                                               \
+                dst[h[(v >> shift) & RADIX_MASK]++] = v;                                     \
+            }                                                                                \
+            UT *sw = src;                                                                    \
+            src = dst;                                                                       \
+            dst = sw;                                                                        \
+        }                                                                                    \
+        if (src != a) memcpy(a, src, (size_t)n * sizeof(UT));                                \
+        free(tmp);                                                                           \
+        free(hist);                                                                          \
+        return GP_OK;                                                                        \
+    }
+
+RADIX_SORT(radix_sort_u32, uint32_t, 3) /* 11 + 11 + 10 bits */
+RADIX_SORT(radix_sort_u64, uint64_t, 6) /* 5 * 11 + 9 bits */
+
+/* Sorts n unsigned keys ascending in place — the CPU twin of gp_backend.sort_keys.
+ *
+ * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys (host memory; may be NULL
+ * only when n == 0). Algorithm: LSD radix sort, 11-bit digits (3 passes for 32-bit keys,
+ * 6 for 64-bit keys, passes whose digit is constant are skipped), O(n) time and an n-key
+ * scratch buffer; insertion sort below 64 keys. The result is the unique ascending order
+ * (keys carry no payload, so stability does not matter).
+ * Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0) or GP_ENOMEM. */
+int gp_cpu_sort_keys(int width, void *keys, int64_t n)
+{
+    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !keys) return CPU_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
+    if ((uint64_t)n > SIZE_MAX / 8)
+        return CPU_FAIL(GP_ENOMEM, "n = %lld keys do not fit in memory", (long long)n);
+    int rc = (width == 4) ? radix_sort_u32((uint32_t *)keys, n)
+                          : radix_sort_u64((uint64_t *)keys, n);
+    if (rc != GP_OK)
+        return CPU_FAIL(rc, "scratch buffer of %lld keys x %d bytes", (long long)n, width);
+    return GP_OK;
+}
+
+/* MERGE_SPLIT(NAME, UT) defines
+ *   static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t m,
+ *                    int keep_upper, UT *out, int64_t *nout)
+ * Lower part: forward two-finger merge of the first min(m, nlo+nhi) outputs. Upper part:
+ * backward two-finger merge from the ends of lo and hi, writing the nlo+nhi-m largest
+ * keys from out[count-1] down to out[0]; so neither half touches the other half's keys. */
+#define MERGE_SPLIT(NAME, UT)                                                                \
+    static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t m,        \
+                     int keep_upper, UT *out, int64_t *nout)                                 \
+    {                                                                                        \
+        const int64_t total = nlo + nhi;                                                     \
+        if (!keep_upper) {                                                                   \
+            const int64_t cnt = total < m ? total : m;                                       \
+            int64_t i = 0, j = 0;                                                            \
+            for (int64_t k = 0; k < cnt; k++) {                                              \
+                if (j >= nhi || (i < nlo && lo[i] <= hi[j])) out[k] = lo[i++];               \
+                else out[k] = hi[j++];                                                       \
+            }                                                                                \
+            *nout = cnt;                                                                     \
+        } else {                                                                             \
+            const int64_t cnt = total > m ? total - m : 0;                                   \
+            int64_t i = nlo - 1, j = nhi - 1;                                                \
+            for (int64_t k = cnt - 1; k >= 0; k--) {                                         \
+                if (j < 0 || (i >= 0 && lo[i] > hi[j])) out[k] = lo[i--];                    \
+                else out[k] = hi[j--];                                                       \
+            }                                                                                \
+            *nout = cnt;                                                                     \
+        }                                                                                    \
+    }
+
+MERGE_SPLIT(merge_split_u32, uint32_t)
+MERGE_SPLIT(merge_split_u64, uint64_t)
+
+/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
+static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    if (!a || !b || na == 0 || nb == 0) return 0;
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return pa < pb + nb && pb < pa + na;
+}
+
+/* Merge-split of two ascending key arrays — the CPU twin of gp_backend.merge_split_keys.
+ *
+ * width: 4 (uint32_t keys) or 8 (uint64_t); lo: nlo ascending keys (the lower rank's);
+ * hi: nhi ascending keys; m: slots per rank, nlo <= m and nhi <= m; out: room for m keys,
+ * must not overlap lo or hi; *nout: keys written.
+ * keep_upper == 0: out[0, c) = merged[0, c) with c = min(m, nlo+nhi), by a forward
+ * two-finger merge that stops after c keys. keep_upper != 0: out[0, c) = merged[m,
+ * nlo+nhi) with c = max(0, nlo+nhi-m), by a backward two-finger merge from the ends of lo
+ * and hi that stops after c keys (the first m merged keys are never visited). O(c) time;
+ * out[c, m) is not written. Inputs that are not ascending give an unspecified but
+ * memory-safe result. Returns GP_OK or GP_EINVAL (width not 4/8, negative count,
+ * nlo > m or nhi > m, NULL pointers where keys are read or written, the written part of
+ * out overlapping an input). */
+int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
+                            int64_t nhi, int64_t m, int keep_upper, void *out,
+                            int64_t *nout)
+{
+    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || m < 0)
+        return CPU_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (nlo > m || nhi > m)
+        return CPU_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (!nout) return CPU_FAIL(GP_EINVAL, "nout is NULL");
+    if ((nlo > 0 && !lo) || (nhi > 0 && !hi))
+        return CPU_FAIL(GP_EINVAL, "%s is NULL with a nonzero count",
+                        (nlo > 0 && !lo) ? "lo" : "hi");
+    const int64_t total = nlo + nhi;
+    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
+    if (cnt > 0 && !out) return CPU_FAIL(GP_EINVAL, "out is NULL");
+    const size_t w = (size_t)width;
+    if (ranges_overlap(out, (size_t)cnt * w, lo, (size_t)nlo * w) ||
+        ranges_overlap(out, (size_t)cnt * w, hi, (size_t)nhi * w))
+        return CPU_FAIL(GP_EINVAL, "out overlaps lo or hi");
+
+    if (width == 4)
+        merge_split_u32((const uint32_t *)lo, nlo, (const uint32_t *)hi, nhi, m, keep_upper,
+                        (uint32_t *)out, nout);
+    else
+        merge_split_u64((const uint64_t *)lo, nlo, (const uint64_t *)hi, nhi, m, keep_upper,
+                        (uint64_t *)out, nout);
+    return GP_OK;
+}
+
+/* ---- the backend table ------------------------------------------------------------------ */
+
+/* "Device" memory of the CPU backend: malloc; 0 bytes gives a unique 1-byte block. */
+static void *cpu_alloc(size_t bytes) { return malloc(bytes ? bytes : 1); }
+static void cpu_free(void *p) { free(p); }
+
+/* Host<->"device" copies are plain memcpy; NULL pointers are rejected unless bytes == 0. */
+static int cpu_upload(void *dev, const void *host, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dev || !host) return CPU_FAIL(GP_EINVAL, "NULL pointer with %zu bytes", bytes);
+    memcpy(dev, host, bytes);
+    return GP_OK;
+}
+static int cpu_download(void *host, const void *dev, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dev || !host) return CPU_FAIL(GP_EINVAL, "NULL pointer with %zu bytes", bytes);
+    memcpy(host, dev, bytes);
+    return GP_OK;
+}
+
+static const char *cpu_last_error(void) { return cpu_errbuf; }
+
+static const gp_backend cpu_backend = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .host_alloc = cpu_alloc,
+    .host_free = cpu_free,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .stats = gp_cpu_stats,
+    .trap_x = gp_cpu_trap_x,
+    .trap_fn = gp_cpu_trap_fn,
+    .to_keys = gp_cpu_to_keys,
+    .from_keys = gp_cpu_from_keys,
+    .sort_keys = gp_cpu_sort_keys,
+    .merge_split_keys = gp_cpu_merge_split_keys,
+    .last_error = cpu_last_error,
+};
+
+/* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and
+ * host_alloc(0) return a unique 1-byte block), whose upload/download are memcpy and whose
+ * kernels are the gp_cpu_* twins above; last_error() returns the message of the last
+ * failure of any of them ("" when none). Never NULL. */
+const gp_backend *gp_backend_cpu(void) { return &cpu_backend; }
