@@ -1,0 +1,255 @@
+/* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
+ * transfers, the error buffer and the cached device properties. The kernels live in
+ * cuda_reduce.cu (stats, trap_x, trap_fn) and cuda_sort.cu (keys, sort, merge-split).
+ *
+ * Threading: one calling host thread per process is assumed (as for the CPU backend); the
+ * device is made current for the thread that calls gp_backend_cuda().
+ */
+#include "cuda_internal.cuh"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- error buffer --------------------------------------------------------------------- */
+
+static char g_errbuf[512];
+
+void gpc_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_errbuf, sizeof g_errbuf, fmt, ap);
+    va_end(ap);
+}
+
+const char *gpc_last_error(void) { return g_errbuf; }
+
+/* ---- device properties ---------------------------------------------------------------- */
+
+static gpc_devinfo g_dev = {-1, 0, 0, 0, 0, 0};
+
+/* Reads the properties of `device` into g_dev. */
+static int devinfo_load(int device)
+{
+    cudaDeviceProp p;
+    CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    gpc_devinfo d;
+    d.device = device;
+    d.sm_count = p.multiProcessorCount > 0 ? p.multiProcessorCount : 1;
+    d.max_threads_per_sm = p.maxThreadsPerMultiProcessor > 0 ? p.maxThreadsPerMultiProcessor : 1024;
+    d.smem_per_block = p.sharedMemPerBlock;
+    d.smem_per_block_optin =
+        p.sharedMemPerBlockOptin > p.sharedMemPerBlock ? p.sharedMemPerBlockOptin : p.sharedMemPerBlock;
+    d.max_grid_x = p.maxGridSize[0] > 0 ? p.maxGridSize[0] : 65535;
+    g_dev = d;
+    return GP_OK;
+}
+
+int gpc_devinfo_get(const gpc_devinfo **out)
+{
+    int device = -1;
+    CUDA_CHECK(cudaGetDevice(&device));
+    if (device != g_dev.device) {
+        int rc = devinfo_load(device);
+        if (rc != GP_OK) return rc;
+    }
+    *out = &g_dev;
+    return GP_OK;
+}
+
+/* ---- memory and transfers ------------------------------------------------------------- */
+
+/* cudaMalloc of `bytes` (0 bytes -> 256 so that the pointer is valid and unique); NULL and
+ * last_error() set on failure. */
+static void *cuda_alloc(size_t bytes)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 256);
+    if (e != cudaSuccess) {
+        gpc_set_error("%s:%d: cudaMalloc(%zu bytes): %s", __FILE__, __LINE__, bytes,
+                      cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_free(void *p)
+{
+    if (!p) return;
+    cudaError_t e = cudaFree(p);
+    if (e != cudaSuccess) {
+        gpc_set_error("%s:%d: cudaFree: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
+}
+
+/* Pinned host memory (cudaMallocHost); 0 bytes -> 256. NULL on failure. */
+static void *cuda_host_alloc(size_t bytes)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMallocHost(&p, bytes ? bytes : 256);
+    if (e != cudaSuccess) {
+        gpc_set_error("%s:%d: cudaMallocHost(%zu bytes): %s", __FILE__, __LINE__, bytes,
+                      cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_host_free(void *p)
+{
+    if (!p) return;
+    cudaError_t e = cudaFreeHost(p);
+    if (e != cudaSuccess) {
+        gpc_set_error("%s:%d: cudaFreeHost: %s", __FILE__, __LINE__, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+    }
+}
+
+/* Synchronous host -> device copy of `bytes` bytes. */
+static int cuda_upload(void *dev, const void *host, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    CUDA_CHECK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+    return GP_OK;
+}
+
+/* Synchronous device -> host copy of `bytes` bytes. */
+static int cuda_download(void *host, const void *dev, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    CUDA_CHECK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
+    return GP_OK;
+}
+
+static const char *cuda_last_error(void) { return g_errbuf; }
+
+static const gp_backend g_cuda_backend = {
+    "cuda",
+    cuda_alloc,
+    cuda_free,
+    cuda_host_alloc,
+    cuda_host_free,
+    cuda_upload,
+    cuda_download,
+    gp_cuda_stats,
+    gp_cuda_trap_x,
+    gp_cuda_trap_fn,
+    gp_cuda_to_keys,
+    gp_cuda_from_keys,
+    gp_cuda_sort_keys,
+    gp_cuda_merge_split_keys,
+    cuda_last_error,
+};
+
+/* ---- public entry points (gp_kernels.h) ----------------------------------------------- */
+
+static void set_why(char *why, size_t whylen, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void set_why(char *why, size_t whylen, const char *fmt, ...)
+{
+    char buf[sizeof g_errbuf];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    gpc_set_error("%s", buf);
+    if (why && whylen > 0) snprintf(why, whylen, "%s", buf);
+}
+
+/* The CUDA backend bound to visible device `device` (0-based, among the devices this
+ * process sees: CUDA_VISIBLE_DEVICES applies). Makes the device current for the calling
+ * thread (cudaSetDevice) and creates its primary context (cudaFree(0)), caches its
+ * properties for launch sizing, and returns the static table named "cuda". On failure
+ * returns NULL and writes one line into why[0, whylen) (truncated, NUL-terminated; why may
+ * be NULL): "no CUDA device visible (cudaGetDeviceCount: <message>)", "CUDA device <d> out
+ * of range (<count> visible)" or "cannot initialise CUDA device <d>: <call>: <message>". */
+extern "C" const gp_backend *gp_backend_cuda(int device, char *why, size_t whylen)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        set_why(why, whylen, "no CUDA device visible (cudaGetDeviceCount: %s)",
+                cudaGetErrorString(e));
+        return NULL;
+    }
+    if (count <= 0) {
+        set_why(why, whylen, "no CUDA device visible (cudaGetDeviceCount: 0 devices)");
+        return NULL;
+    }
+    if (device < 0 || device >= count) {
+        set_why(why, whylen, "CUDA device %d out of range (%d visible)", device, count);
+        return NULL;
+    }
+    e = cudaSetDevice(device);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        set_why(why, whylen, "cannot initialise CUDA device %d: cudaSetDevice: %s", device,
+                cudaGetErrorString(e));
+        return NULL;
+    }
+    e = cudaFree(0);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        set_why(why, whylen, "cannot initialise CUDA device %d: cudaFree(0): %s", device,
+                cudaGetErrorString(e));
+        return NULL;
+    }
+    if (devinfo_load(device) != GP_OK) {
+        char msg[sizeof g_errbuf];
+        snprintf(msg, sizeof msg, "%s", g_errbuf);
+        set_why(why, whylen, "cannot initialise CUDA device %d: %s", device, msg);
+        return NULL;
+    }
+    if (why && whylen > 0) why[0] = '\0';
+    return &g_cuda_backend;
+}
+
+/* Number of CUDA devices visible to this process; 0 on any error (no driver, no device,
+ * CUDA_VISIBLE_DEVICES empty, ...). */
+extern "C" int gp_cuda_device_count(void)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count > 0 ? count : 0;
+}
+
+/* Name (cudaDeviceProp.name) and PCI bus id (cudaDeviceGetPCIBusId, lower-cased, e.g.
+ * "0000:3b:00.0") of visible device `device` into name[0, namelen) and busid[0, buslen)
+ * (each truncated and NUL-terminated; either may be NULL / 0). Returns 0, GP_EINVAL for a
+ * device out of range, or GP_EDEVICE (last_error() set). */
+extern "C" int gp_cuda_device_info(int device, char *name, size_t namelen, char *busid,
+                                   size_t buslen)
+{
+    if (name && namelen > 0) name[0] = '\0';
+    if (busid && buslen > 0) busid[0] = '\0';
+    int count = 0;
+    CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device < 0 || device >= count)
+        GPC_EINVAL("CUDA device %d out of range (%d visible)", device, count);
+    cudaDeviceProp p;
+    CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+    if (name && namelen > 0) snprintf(name, namelen, "%s", p.name);
+    if (busid && buslen > 0) {
+        char b[64];
+        CUDA_CHECK(cudaDeviceGetPCIBusId(b, (int)sizeof b, device));
+        b[sizeof b - 1] = '\0';
+        for (char *c = b; *c; c++) *c = (char)tolower((unsigned char)*c);
+        snprintf(busid, buslen, "%s", b);
+    }
+    return GP_OK;
+}

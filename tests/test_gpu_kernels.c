@@ -1,0 +1,728 @@
+/* test_gpu_kernels.c — the CUDA backend against the CPU twins (gp_cpu_*).
+ *
+ * Usage: test_gpu_kernels [--probe] [--quick]
+ *   --probe  print one line; exit 0 when a CUDA device is visible, else 77.
+ *   --quick  sizes up to 65537 only (no 1e6 / 2^21 / 2^24 cases).
+ * Environment: GPUPRIM_TEST_SEED (decimal or 0x...) seeds the data (the seed is printed).
+ * Exit: 0 all passed, 1 some check failed, 77 no CUDA device visible (CTest's skip code).
+ *
+ * For each of the six dtypes, the sizes below and the distributions uniform, equal,
+ * sorted, reversed, fewunique and special (floats: NaNs of several payloads and signs,
+ * +-inf, -0.0/+0.0, denormals, huge values; integers: the extremes):
+ *   stats (with and without GP_STATS_ORDER, also from an element-offset pointer): every
+ *     integer field exact; sum/sumsq within TOL_SUM * sum|x| (resp. sum x^2): the twin and
+ *     the GPU sum in different (each fixed) orders; two GPU calls bitwise identical;
+ *   trap_x: within TOL_TRAPX * sum|term|, xfirst/xlast exact, other fields kept;
+ *   to_keys, sort_keys, from_keys: bit-exact against the twin after each step, and the 64
+ *     elements past n of the device buffer (poisoned with 0xA5) never written;
+ * trap_fn for each integrand over a few [a, b], n and index sub-ranges (TOL_TRAPFN * sum
+ * |w f|), merge_split_keys on sorted pairs of unequal sizes (0 included) for both halves,
+ * bit-exact, nothing written past *nout; argument errors give GP_EINVAL. Nothing is timed.
+ */
+#include "gp_kernels.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TOL_SUM 1e-10    /* stats sum / sumsq, relative to sum|x| / sum x^2 */
+#define TOL_TRAPX 1e-10  /* trap_x, relative to sum |term| */
+#define TOL_TRAPFN 1e-12 /* trap_fn, relative to sum |w_i f(x_i)| */
+#define GUARD 64         /* poisoned elements past n */
+#define POISON 0xA5
+#define MAX_PRINTED 300  /* failure lines printed (all are counted) */
+
+static const gp_backend *G;
+static long long g_pass, g_fail, g_printed;
+static double g_maxrel_sum, g_maxrel_sumsq, g_maxrel_trapx, g_maxrel_trapfn;
+
+/* ---- reporting ------------------------------------------------------------------------ */
+
+typedef struct tcase {
+    const char *name; /* what is tested */
+    gp_dtype t;
+    int64_t n;
+    const char *dist;
+} tcase;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void failf(const tcase *c, const char *fmt, ...)
+{
+    g_fail++;
+    if (g_printed++ >= MAX_PRINTED) {
+        if (g_printed == MAX_PRINTED + 1) printf("... (further failures not printed)\n");
+        return;
+    }
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    printf("FAIL case=%s dtype=%s n=%lld dist=%s: %s\n", c->name,
+           (unsigned)c->t < GP_NDTYPES ? gp_dtype_name(c->t) : "-", (long long)c->n, c->dist,
+           what);
+    fflush(stdout);
+}
+
+/* Counts a check: passes when cond, else prints a failure line. */
+#define CHECK(c, cond, ...)                                                                 \
+    do {                                                                                    \
+        if (cond) g_pass++;                                                                 \
+        else failf((c), __VA_ARGS__);                                                       \
+    } while (0)
+
+/* A GP_* call on the GPU backend that must succeed; on failure prints last_error and
+ * evaluates the statement `onfail`. */
+#define GPU_OK(c, call, onfail)                                                             \
+    do {                                                                                    \
+        int rc_ = (call);                                                                   \
+        if (rc_ != GP_OK) {                                                                 \
+            failf((c), "%s returned %d: %s", #call, rc_, G->last_error());                  \
+            onfail;                                                                         \
+        }                                                                                   \
+    } while (0)
+
+/* ---- random data ---------------------------------------------------------------------- */
+
+static uint64_t g_rng;
+static uint64_t rnd(void) { return gp_mix64(g_rng++); }
+static double rnd_unit(void) { return (double)(rnd() >> 11) * 0x1p-53; } /* [0, 1) */
+
+enum { D_UNIFORM, D_EQUAL, D_SORTED, D_REVERSED, D_FEWUNIQUE, D_SPECIAL, D_COUNT };
+static const char *const dist_names[D_COUNT] = {"uniform",   "equal",     "sorted",
+                                                "reversed",  "fewunique", "special"};
+
+static void put(gp_dtype t, void *buf, int64_t i, const void *elem)
+{
+    size_t es = gp_dtype_size(t);
+    memcpy((unsigned char *)buf + (size_t)i * es, elem, es);
+}
+
+/* One uniformly random element of t into *elem: floats in [-1000, 1000), ints all bits. */
+static void rnd_elem(gp_dtype t, void *elem)
+{
+    switch (t) {
+    case GP_F32: { float v = (float)(rnd_unit() * 2000.0 - 1000.0); memcpy(elem, &v, 4); break; }
+    case GP_F64: { double v = rnd_unit() * 2000.0 - 1000.0; memcpy(elem, &v, 8); break; }
+    case GP_I32: case GP_U32: { uint32_t v = (uint32_t)rnd(); memcpy(elem, &v, 4); break; }
+    default: { uint64_t v = rnd(); memcpy(elem, &v, 8); break; }
+    }
+}
+
+static const uint32_t special_f32[] = {
+    0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xFFA00005u, /* NaNs */
+    0x7F800000u, 0xFF800000u,                                                  /* +-inf */
+    0x80000000u, 0x00000000u,                                                  /* -0, +0 */
+    0x00000001u, 0x807FFFFFu, 0x00400000u, 0x80000001u,                        /* denormals */
+    0x7F7FFFFFu, 0xFF7FFFFFu, 0x00800000u, 0x3F800000u, 0xBF800000u};
+static const uint64_t special_f64[] = {
+    0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull,
+    0xFFFFFFFFFFFFFFFFull, 0x7FFFFFFFFFFFFFFFull, 0xFFF4000000000123ull,     /* NaNs */
+    0x7FF0000000000000ull, 0xFFF0000000000000ull,                            /* +-inf */
+    0x8000000000000000ull, 0x0000000000000000ull,                            /* -0, +0 */
+    0x0000000000000001ull, 0x800FFFFFFFFFFFFFull, 0x0008000000000000ull,     /* denormals */
+    0x7E37E43C8800759Cull, 0xFE37E43C8800759Cull,                            /* +-1e300 */
+    0x0010000000000000ull, 0x3FF0000000000000ull, 0xBFF0000000000000ull};
+static const uint32_t special_i32[] = {0x80000000u, 0x7FFFFFFFu, 0u, 0xFFFFFFFFu, 1u, 0x80000001u};
+static const uint64_t special_i64[] = {0x8000000000000000ull, 0x7FFFFFFFFFFFFFFFull, 0ull,
+                                       0xFFFFFFFFFFFFFFFFull, 1ull, 0x8000000000000001ull};
+
+static void special_elem(gp_dtype t, void *elem)
+{
+    switch (t) {
+    case GP_F32: { uint32_t v = special_f32[rnd() % (sizeof special_f32 / 4)]; memcpy(elem, &v, 4); break; }
+    case GP_F64: { uint64_t v = special_f64[rnd() % (sizeof special_f64 / 8)]; memcpy(elem, &v, 8); break; }
+    case GP_I32: case GP_U32: { uint32_t v = special_i32[rnd() % (sizeof special_i32 / 4)]; memcpy(elem, &v, 4); break; }
+    default: { uint64_t v = special_i64[rnd() % (sizeof special_i64 / 8)]; memcpy(elem, &v, 8); break; }
+    }
+}
+
+/* Fills buf[0, n) with distribution `dist`. Returns 0, or -1 when the CPU twin failed. */
+static int gen(gp_dtype t, void *buf, int64_t n, int dist)
+{
+    const size_t es = gp_dtype_size(t);
+    unsigned char e[8], few[5][8];
+    switch (dist) {
+    case D_EQUAL:
+        rnd_elem(t, e);
+        for (int64_t i = 0; i < n; i++) put(t, buf, i, e);
+        return 0;
+    case D_FEWUNIQUE:
+        for (int k = 0; k < 5; k++) rnd_elem(t, few[k]);
+        for (int64_t i = 0; i < n; i++) put(t, buf, i, few[rnd() % 5]);
+        return 0;
+    case D_SPECIAL:
+        for (int64_t i = 0; i < n; i++) {
+            if (rnd() % 8 == 0) special_elem(t, e);
+            else rnd_elem(t, e);
+            put(t, buf, i, e);
+        }
+        return 0;
+    default: break;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        rnd_elem(t, e);
+        put(t, buf, i, e);
+    }
+    if (dist == D_SORTED || dist == D_REVERSED) {
+        /* through keys (no NaN in uniform data, so from_keys restores every element) */
+        if (gp_cpu_to_keys(t, buf, n) || gp_cpu_sort_keys((int)es, buf, n) ||
+            gp_cpu_from_keys(t, buf, n))
+            return -1;
+        if (dist == D_REVERSED) {
+            unsigned char *p = (unsigned char *)buf;
+            for (int64_t i = 0, j = n - 1; i < j; i++, j--) {
+                memcpy(e, p + (size_t)i * es, es);
+                memcpy(p + (size_t)i * es, p + (size_t)j * es, es);
+                memcpy(p + (size_t)j * es, e, es);
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+static double elem_double(gp_dtype t, const void *buf, int64_t i)
+{
+    const unsigned char *p = (const unsigned char *)buf + (size_t)i * gp_dtype_size(t);
+    switch (t) {
+    case GP_F32: { float v; memcpy(&v, p, 4); return (double)v; }
+    case GP_F64: { double v; memcpy(&v, p, 8); return v; }
+    case GP_I32: { int32_t v; memcpy(&v, p, 4); return (double)v; }
+    case GP_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case GP_U32: { uint32_t v; memcpy(&v, p, 4); return (double)v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+    }
+}
+
+/* |got - want| <= tol * scale, NaN-aware: non-finite values must match (NaN with NaN, inf
+ * with the same inf). *rel gets |got - want| / scale when that is finite. */
+static int close_enough(double got, double want, double scale, double tol, double *rel)
+{
+    if (!isfinite(got) || !isfinite(want)) {
+        if (isnan(got) || isnan(want)) return isnan(got) && isnan(want);
+        return got == want;
+    }
+    double d = fabs(got - want);
+    if (scale > 0 && isfinite(scale)) {
+        double r = d / scale;
+        if (rel && r > *rel) *rel = r;
+    }
+    if (!isfinite(scale)) return 1; /* scale overflowed: only the classes can be compared */
+    return d <= tol * scale;
+}
+
+/* Same double bits, or both NaN. */
+static int same_double(double a, double b)
+{
+    if (isnan(a) && isnan(b)) return 1;
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Downloads `bytes` + GUARD elements of es bytes from dev into host (pre-poisoned). */
+static int download_guarded(const tcase *c, void *host, const void *dev, size_t bytes, size_t es)
+{
+    memset(host, POISON, bytes + GUARD * es);
+    int rc = G->download(host, dev, bytes + GUARD * es);
+    if (rc != GP_OK) failf(c, "download: %s", G->last_error());
+    return rc;
+}
+
+/* 1 when the GUARD * es bytes at p are all POISON. */
+static int guard_intact(const void *p, size_t es)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    for (size_t i = 0; i < GUARD * es; i++)
+        if (b[i] != POISON) return 0;
+    return 1;
+}
+
+/* Index of the first differing element of two arrays of n elements of es bytes, or -1. */
+static int64_t first_diff(const void *a, const void *b, int64_t n, size_t es)
+{
+    if (n <= 0 || memcmp(a, b, (size_t)n * es) == 0) return -1;
+    const unsigned char *pa = (const unsigned char *)a, *pb = (const unsigned char *)b;
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(pa + (size_t)i * es, pb + (size_t)i * es, es) != 0) return i;
+    return -1;
+}
+
+static uint64_t elem_bits(const void *buf, int64_t i, size_t es)
+{
+    uint64_t v = 0;
+    if (es == 4) { uint32_t u; memcpy(&u, (const unsigned char *)buf + (size_t)i * 4, 4); v = u; }
+    else memcpy(&v, (const unsigned char *)buf + (size_t)i * 8, 8);
+    return v;
+}
+
+/* ---- stats ---------------------------------------------------------------------------- */
+
+/* Compares a GPU record with the twin's; sabs = sum |x|, ssq = sum x^2 over non-NaN x. */
+static void compare_stats(const tcase *c, const gp_stats *g, const gp_stats *w, double sabs,
+                          double ssq)
+{
+    CHECK(c, g->count == w->count, "count %lld != %lld", (long long)g->count, (long long)w->count);
+    CHECK(c, g->nan_count == w->nan_count, "nan_count %lld != %lld", (long long)g->nan_count,
+          (long long)w->nan_count);
+    CHECK(c, g->min_key == w->min_key, "min_key %016" PRIx64 " != %016" PRIx64, g->min_key, w->min_key);
+    CHECK(c, g->max_key == w->max_key, "max_key %016" PRIx64 " != %016" PRIx64, g->max_key, w->max_key);
+    CHECK(c, g->hash == w->hash, "hash %016" PRIx64 " != %016" PRIx64, g->hash, w->hash);
+    CHECK(c, g->order_valid == w->order_valid, "order_valid %d != %d", g->order_valid, w->order_valid);
+    CHECK(c, g->descents == w->descents, "descents %lld != %lld", (long long)g->descents,
+          (long long)w->descents);
+    CHECK(c, g->has_x == w->has_x, "has_x %d != %d", g->has_x, w->has_x);
+    CHECK(c, g->trap == 0.0 && g->xfirst == 0.0 && g->xlast == 0.0,
+          "trap/xfirst/xlast not 0 (%g %g %g)", g->trap, g->xfirst, g->xlast);
+    if (w->count > 0) {
+        CHECK(c, g->first_key == w->first_key, "first_key %016" PRIx64 " != %016" PRIx64,
+              g->first_key, w->first_key);
+        CHECK(c, g->last_key == w->last_key, "last_key %016" PRIx64 " != %016" PRIx64,
+              g->last_key, w->last_key);
+        CHECK(c, same_double(g->yfirst, w->yfirst), "yfirst %.17g != %.17g", g->yfirst, w->yfirst);
+        CHECK(c, same_double(g->ylast, w->ylast), "ylast %.17g != %.17g", g->ylast, w->ylast);
+    } else {
+        CHECK(c, g->min_key == UINT64_MAX && g->max_key == 0 && g->hash == 0,
+              "empty record min/max/hash wrong");
+    }
+    CHECK(c, close_enough(g->sum, w->sum, sabs, TOL_SUM, &g_maxrel_sum),
+          "sum %.17g vs twin %.17g (sum|x| %.6g, tol %g)", g->sum, w->sum, sabs, TOL_SUM);
+    CHECK(c, close_enough(g->sumsq, w->sumsq, ssq, TOL_SUM, &g_maxrel_sumsq),
+          "sumsq %.17g vs twin %.17g (sum x^2 %.6g, tol %g)", g->sumsq, w->sumsq, ssq, TOL_SUM);
+}
+
+/* sum |x| and sum x^2 over the non-NaN elements of y[0, n). */
+static void abs_sums(gp_dtype t, const void *y, int64_t n, double *sabs, double *ssq)
+{
+    double a = 0.0, q = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = elem_double(t, y, i);
+        if (isnan(v)) continue;
+        a += fabs(v);
+        q += v * v;
+    }
+    *sabs = a;
+    *ssq = q;
+}
+
+/* stats of dy[off, n) against the twin on y[off, n), with and without ORDER; determinism. */
+static void test_stats(tcase c, const void *y, const void *dy, int64_t off)
+{
+    const size_t es = gp_dtype_size(c.t);
+    const unsigned char *yh = (const unsigned char *)y + (size_t)off * es;
+    const unsigned char *yd = (const unsigned char *)dy + (size_t)off * es;
+    const int64_t n = c.n - off;
+    double sabs, ssq;
+    abs_sums(c.t, yh, n, &sabs, &ssq);
+    for (int pass = 0; pass < 2; pass++) {
+        const unsigned flags = pass == 0 ? GP_STATS_ORDER : 0u;
+        gp_stats w, g1, g2;
+        memset(&w, 0, sizeof w);
+        memset(&g1, 0x5A, sizeof g1);
+        memset(&g2, 0x3C, sizeof g2);
+        c.name = off ? (pass == 0 ? "stats-offset" : "stats-offset-noorder")
+                     : (pass == 0 ? "stats" : "stats-noorder");
+        if (gp_cpu_stats(c.t, yh, n, flags, &w) != GP_OK) {
+            failf(&c, "twin gp_cpu_stats failed");
+            return;
+        }
+        GPU_OK(&c, G->stats(c.t, yd, n, flags, &g1), return);
+        GPU_OK(&c, G->stats(c.t, yd, n, flags, &g2), return);
+        compare_stats(&c, &g1, &w, sabs, ssq);
+        CHECK(&c, memcmp(&g1, &g2, sizeof g1) == 0, "two GPU calls differ (not deterministic)");
+    }
+}
+
+/* ---- trap_x --------------------------------------------------------------------------- */
+
+static void test_trap_x(tcase c, const void *y, const void *dy, const double *x,
+                        const double *dx)
+{
+    c.name = "trap_x";
+    const int64_t n = c.n;
+    double sabs = 0.0;
+    for (int64_t i = 0; i + 1 < n; i++) {
+        double term = (x[i + 1] - x[i]) * (elem_double(c.t, y, i) + elem_double(c.t, y, i + 1)) * 0.5;
+        if (!isnan(term)) sabs += fabs(term);
+    }
+    gp_stats w, g1, g2;
+    memset(&w, 0, sizeof w);
+    w.count = 12345; /* fields trap_x must keep */
+    w.hash = 0xDEADBEEFull;
+    w.sum = 3.25;
+    g1 = w;
+    if (gp_cpu_trap_x(c.t, y, x, n, &w) != GP_OK) {
+        failf(&c, "twin gp_cpu_trap_x failed");
+        return;
+    }
+    g2 = g1;
+    GPU_OK(&c, G->trap_x(c.t, dy, dx, n, &g1), return);
+    GPU_OK(&c, G->trap_x(c.t, dy, dx, n, &g2), return);
+    CHECK(&c, memcmp(&g1, &g2, sizeof g1) == 0, "two GPU calls differ (not deterministic)");
+    CHECK(&c, g1.has_x == 1, "has_x = %d", g1.has_x);
+    CHECK(&c, same_double(g1.xfirst, w.xfirst) && same_double(g1.xlast, w.xlast),
+          "xfirst/xlast %.17g %.17g != %.17g %.17g", g1.xfirst, g1.xlast, w.xfirst, w.xlast);
+    CHECK(&c, g1.count == 12345 && g1.hash == 0xDEADBEEFull && g1.sum == 3.25,
+          "fields other than trap/xfirst/xlast/has_x changed");
+    CHECK(&c, close_enough(g1.trap, w.trap, sabs, TOL_TRAPX, &g_maxrel_trapx),
+          "trap %.17g vs twin %.17g (sum|term| %.6g, tol %g)", g1.trap, w.trap, sabs, TOL_TRAPX);
+}
+
+/* ---- keys and sort -------------------------------------------------------------------- */
+
+/* dbuf holds y[0, n) and GUARD poisoned elements. to_keys, sort_keys, from_keys on the GPU
+ * and on a host copy with the twins, bit-exact after each step. */
+static void test_sort(tcase c, const void *y, void *dbuf, void *want, void *got)
+{
+    const size_t es = gp_dtype_size(c.t);
+    const int64_t n = c.n;
+    const size_t bytes = (size_t)n * es;
+    memcpy(want, y, bytes);
+    for (int step = 0; step < 3; step++) {
+        int rc;
+        if (step == 0) {
+            c.name = "to_keys";
+            GPU_OK(&c, G->to_keys(c.t, dbuf, n), return);
+            rc = gp_cpu_to_keys(c.t, want, n);
+        } else if (step == 1) {
+            c.name = "sort_keys";
+            GPU_OK(&c, G->sort_keys((int)es, dbuf, n), return);
+            rc = gp_cpu_sort_keys((int)es, want, n);
+        } else {
+            c.name = "from_keys";
+            GPU_OK(&c, G->from_keys(c.t, dbuf, n), return);
+            rc = gp_cpu_from_keys(c.t, want, n);
+        }
+        if (rc != GP_OK) {
+            failf(&c, "twin failed (%d)", rc);
+            return;
+        }
+        if (download_guarded(&c, got, dbuf, bytes, es) != GP_OK) return;
+        int64_t i = first_diff(got, want, n, es);
+        CHECK(&c, i < 0, "first difference at %lld: gpu %016" PRIx64 " twin %016" PRIx64,
+              (long long)i, i < 0 ? 0 : elem_bits(got, i, es), i < 0 ? 0 : elem_bits(want, i, es));
+        CHECK(&c, guard_intact((unsigned char *)got + bytes, es),
+              "device buffer written past n");
+    }
+}
+
+/* ---- one (dtype, n, dist) case -------------------------------------------------------- */
+
+static void run_case(gp_dtype t, int64_t n, int dist)
+{
+    const size_t es = gp_dtype_size(t);
+    const size_t bytes = (size_t)n * es;
+    tcase c = {"setup", t, n, dist_names[dist]};
+    void *y = malloc(bytes + GUARD * es);
+    void *want = malloc(bytes + GUARD * es);
+    void *got = malloc(bytes + GUARD * es);
+    double *x = (double *)malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
+    void *dbuf = G->alloc(bytes + GUARD * es);
+    double *dx = (double *)G->alloc((size_t)n * sizeof(double));
+    if (!y || !want || !got || !x || !dbuf || !dx) {
+        failf(&c, "allocation failed (%s)", G->last_error());
+        goto done;
+    }
+    if (gen(t, y, n, dist) != 0) {
+        failf(&c, "data generator: twin failed");
+        goto done;
+    }
+    memset((unsigned char *)y + bytes, POISON, GUARD * es);
+    {
+        double xv = rnd_unit() * 100.0 - 50.0;
+        for (int64_t i = 0; i < n; i++) {
+            x[i] = xv;
+            xv += rnd_unit() + 1e-3;
+        }
+    }
+    GPU_OK(&c, G->upload(dbuf, y, bytes + GUARD * es), goto done);
+    GPU_OK(&c, G->upload(dx, x, (size_t)n * sizeof(double)), goto done);
+
+    test_stats(c, y, dbuf, 0);
+    if (n >= 2) test_stats(c, y, dbuf, 1); /* unaligned for the vector path */
+    if (dist == D_SORTED || dist == D_EQUAL) {
+        gp_stats w;
+        c.name = "generator";
+        CHECK(&c, gp_cpu_stats(t, y, n, GP_STATS_ORDER, &w) == GP_OK && w.descents == 0,
+              "sorted data has descents");
+    }
+    test_trap_x(c, y, dbuf, x, dx);
+    test_sort(c, y, dbuf, want, got);
+done:
+    G->free(dbuf);
+    G->free(dx);
+    free(y);
+    free(want);
+    free(got);
+    free(x);
+}
+
+/* ---- trap_fn -------------------------------------------------------------------------- */
+
+static void test_trap_fn(void)
+{
+    static const double ab[][2] = {{0.0, 1.0}, {-2.0, 3.0}, {-10.0, 10.0}, {0.0, 3.141592653589793}};
+    static const int64_t ns[] = {0, 1, 2, 7, 1000, 1000003};
+    for (int f = 0; f < GP_NFUNCS; f++)
+        for (size_t k = 0; k < sizeof ab / sizeof ab[0]; k++)
+            for (size_t q = 0; q < sizeof ns / sizeof ns[0]; q++) {
+                const int64_t n = ns[q];
+                const double a = ab[k][0], h = (ab[k][1] - a) / (double)(n > 0 ? n : 1);
+                const int64_t ranges[][2] = {{0, n + 1}, {0, n / 3}, {n / 3, 2 * n / 3},
+                                             {2 * n / 3, n + 1}, {n, n + 1}, {0, 1},
+                                             {0, 0}, {n + 1, n + 1}};
+                for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+                    const int64_t i0 = ranges[r][0], i1 = ranges[r][1];
+                    char dist[96];
+                    snprintf(dist, sizeof dist, "%s[%g,%g] i=[%lld,%lld)", gp_func_name((gp_func)f),
+                             a, ab[k][1], (long long)i0, (long long)i1);
+                    tcase c = {"trap_fn", GP_NDTYPES, n, dist};
+                    double w = 0.0, g1 = -1.0, g2 = -2.0, sabs = 0.0;
+                    for (int64_t i = i0; i < i1; i++) {
+                        const double wi = (i == 0 || i == n) ? 0.5 : 1.0;
+                        sabs += fabs(wi * gp_func_eval((gp_func)f, a + (double)i * h));
+                    }
+                    if (gp_cpu_trap_fn((gp_func)f, a, h, n, i0, i1, &w) != GP_OK) {
+                        failf(&c, "twin failed");
+                        continue;
+                    }
+                    GPU_OK(&c, G->trap_fn((gp_func)f, a, h, n, i0, i1, &g1), continue);
+                    GPU_OK(&c, G->trap_fn((gp_func)f, a, h, n, i0, i1, &g2), continue);
+                    CHECK(&c, memcmp(&g1, &g2, sizeof g1) == 0, "two GPU calls differ");
+                    CHECK(&c, close_enough(g1, w, sabs, TOL_TRAPFN, &g_maxrel_trapfn),
+                          "wsum %.17g vs twin %.17g (sum|wf| %.6g, tol %g)", g1, w, sabs,
+                          TOL_TRAPFN);
+                }
+            }
+    /* argument errors */
+    tcase c = {"trap_fn-args", GP_NDTYPES, 10, "-"};
+    double w;
+    CHECK(&c, G->trap_fn(GP_FN_X2, 0, 1, 10, -1, 5, &w) == GP_EINVAL, "i0 < 0 accepted");
+    CHECK(&c, G->trap_fn(GP_FN_X2, 0, 1, 10, 0, 12, &w) == GP_EINVAL, "i1 > n+1 accepted");
+    CHECK(&c, G->trap_fn(GP_FN_X2, 0, 1, 10, 6, 5, &w) == GP_EINVAL, "i0 > i1 accepted");
+    CHECK(&c, G->trap_fn((gp_func)GP_NFUNCS, 0, 1, 10, 0, 5, &w) == GP_EINVAL, "bad f accepted");
+    CHECK(&c, G->trap_fn(GP_FN_X2, 0, 1, -1, 0, 0, &w) == GP_EINVAL, "n < 0 accepted");
+    CHECK(&c, G->trap_fn(GP_FN_X2, 0, 1, 10, 0, 11, &w) == GP_OK, "i1 == n+1 rejected");
+    CHECK(&c, G->last_error()[0] != '\0', "last_error empty after a failure");
+}
+
+/* ---- merge_split_keys ----------------------------------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void sorted_keys(void *buf, int64_t n, int width, int fewunique)
+{
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t v = fewunique ? rnd() % 7 : rnd();
+        if (width == 4) ((uint32_t *)buf)[i] = (uint32_t)(fewunique ? v : v >> 32);
+        else ((uint64_t *)buf)[i] = v;
+    }
+    qsort(buf, (size_t)n, (size_t)width, width == 4 ? cmp_u32 : cmp_u64);
+}
+
+static void merge_case(int width, int64_t nlo, int64_t nhi, int64_t m, int fewunique)
+{
+    const size_t w = (size_t)width;
+    char dist[96];
+    snprintf(dist, sizeof dist, "nlo=%lld nhi=%lld m=%lld %s", (long long)nlo, (long long)nhi,
+             (long long)m, fewunique ? "fewunique" : "uniform");
+    tcase c = {"merge", width == 4 ? GP_U32 : GP_U64, nlo + nhi, dist};
+    void *lo = malloc((size_t)nlo * w + w), *hi = malloc((size_t)nhi * w + w);
+    void *want = malloc((size_t)m * w + GUARD * w), *got = malloc((size_t)m * w + GUARD * w);
+    void *dlo = G->alloc((size_t)nlo * w), *dhi = G->alloc((size_t)nhi * w);
+    void *dout = G->alloc((size_t)m * w + GUARD * w);
+    if (!lo || !hi || !want || !got || !dlo || !dhi || !dout) {
+        failf(&c, "allocation failed (%s)", G->last_error());
+        goto done;
+    }
+    sorted_keys(lo, nlo, width, fewunique);
+    sorted_keys(hi, nhi, width, fewunique);
+    GPU_OK(&c, G->upload(dlo, lo, (size_t)nlo * w), goto done);
+    GPU_OK(&c, G->upload(dhi, hi, (size_t)nhi * w), goto done);
+    for (int up = 0; up < 2; up++) {
+        c.name = up ? "merge-upper" : "merge-lower";
+        int64_t nw = -1, ng = -2;
+        memset(got, POISON, (size_t)m * w + GUARD * w);
+        GPU_OK(&c, G->upload(dout, got, (size_t)m * w + GUARD * w), goto done);
+        if (gp_cpu_merge_split_keys(width, lo, nlo, hi, nhi, m, up, want, &nw) != GP_OK) {
+            failf(&c, "twin failed");
+            goto done;
+        }
+        GPU_OK(&c, G->merge_split_keys(width, dlo, nlo, dhi, nhi, m, up, dout, &ng), goto done);
+        CHECK(&c, ng == nw, "nout %lld != twin %lld", (long long)ng, (long long)nw);
+        if (ng != nw || nw < 0) continue;
+        if (download_guarded(&c, got, dout, (size_t)m * w, w) != GP_OK) goto done;
+        int64_t i = first_diff(got, want, nw, w);
+        CHECK(&c, i < 0, "first difference at %lld: gpu %016" PRIx64 " twin %016" PRIx64,
+              (long long)i, i < 0 ? 0 : elem_bits(got, i, w), i < 0 ? 0 : elem_bits(want, i, w));
+        int intact = 1;
+        for (size_t b = (size_t)nw * w; b < (size_t)m * w + GUARD * w; b++)
+            if (((unsigned char *)got)[b] != POISON) intact = 0;
+        CHECK(&c, intact, "out written past nout");
+    }
+done:
+    G->free(dlo);
+    G->free(dhi);
+    G->free(dout);
+    free(lo);
+    free(hi);
+    free(want);
+    free(got);
+}
+
+static void test_merge(int quick)
+{
+    static const int64_t fixed[][3] = {
+        {0, 0, 0},       {0, 0, 5},          {0, 5, 5},           {5, 0, 5},
+        {3, 5, 5},       {5, 5, 5},          {1, 1, 1},           {1000, 700, 1000},
+        {2049, 2048, 3000}, {2048, 2048, 2048}, {4097, 1, 4097}, {1, 4097, 4097},
+        {0, 30000, 30000}, {12345, 6789, 20000}, {100000, 99999, 100000},
+        {1 << 20, (1 << 20) - 3, 1 << 20}, {(1 << 21) + 1, 1 << 20, (1 << 21) + 1}};
+    for (int width = 4; width <= 8; width += 4)
+        for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
+            if (quick && fixed[k][2] > 65537) continue;
+            merge_case(width, fixed[k][0], fixed[k][1], fixed[k][2], 0);
+            merge_case(width, fixed[k][0], fixed[k][1], fixed[k][2], 1);
+        }
+    for (int r = 0; r < 60; r++) {
+        const int64_t m = (int64_t)(rnd() % 10000);
+        const int64_t nlo = m ? (int64_t)(rnd() % (uint64_t)(m + 1)) : 0;
+        const int64_t nhi = m ? (int64_t)(rnd() % (uint64_t)(m + 1)) : 0;
+        merge_case(r & 1 ? 8 : 4, nlo, nhi, m, (r >> 1) & 1);
+    }
+}
+
+/* ---- argument errors and the table ---------------------------------------------------- */
+
+static void test_api(void)
+{
+    tcase c = {"api", GP_NDTYPES, 0, "-"};
+    int64_t nout = 0;
+    gp_stats s;
+    CHECK(&c, strcmp(G->name, "cuda") == 0, "name is \"%s\"", G->name);
+    void *p0 = G->alloc(0), *p1 = G->alloc(0);
+    CHECK(&c, p0 && p1 && p0 != p1, "alloc(0) not valid and unique");
+    void *h = G->host_alloc(4096);
+    CHECK(&c, h != NULL, "host_alloc failed: %s", G->last_error());
+    void *d = G->alloc(4096);
+    if (h && d) {
+        memset(h, 7, 4096);
+        CHECK(&c, G->upload(d, h, 4096) == GP_OK, "upload: %s", G->last_error());
+        memset(h, 0, 4096);
+        CHECK(&c, G->download(h, d, 4096) == GP_OK, "download: %s", G->last_error());
+        CHECK(&c, ((unsigned char *)h)[4095] == 7, "upload/download round trip");
+        CHECK(&c, G->upload(d, h, 0) == GP_OK && G->download(h, d, 0) == GP_OK, "0-byte copies");
+    }
+    CHECK(&c, G->stats((gp_dtype)GP_NDTYPES, d, 1, 0, &s) == GP_EINVAL, "bad dtype accepted");
+    CHECK(&c, G->stats(GP_F32, d, -1, 0, &s) == GP_EINVAL, "n < 0 accepted");
+    CHECK(&c, G->stats(GP_F32, d, 1, 2u, &s) == GP_EINVAL, "unknown flags accepted");
+    CHECK(&c, G->stats(GP_F32, NULL, 1, 0, &s) == GP_EINVAL, "NULL y accepted");
+    CHECK(&c, G->trap_x(GP_F32, d, NULL, 1, &s) == GP_EINVAL, "NULL x accepted");
+    CHECK(&c, G->to_keys((gp_dtype)GP_NDTYPES, d, 1) == GP_EINVAL, "to_keys bad dtype accepted");
+    CHECK(&c, G->from_keys(GP_F32, d, -1) == GP_EINVAL, "from_keys n < 0 accepted");
+    CHECK(&c, G->sort_keys(5, d, 1) == GP_EINVAL, "sort width 5 accepted");
+    CHECK(&c, G->sort_keys(4, d, -1) == GP_EINVAL, "sort n < 0 accepted");
+    CHECK(&c, G->sort_keys(4, NULL, 2) == GP_EINVAL, "sort NULL keys accepted");
+    CHECK(&c, G->merge_split_keys(3, d, 1, d, 1, 1, 0, p0, &nout) == GP_EINVAL, "merge width 3 accepted");
+    CHECK(&c, G->merge_split_keys(4, d, 3, p1, 1, 2, 0, p0, &nout) == GP_EINVAL, "merge nlo > m accepted");
+    CHECK(&c, G->merge_split_keys(4, d, 1, p1, 1, 2, 0, p0, NULL) == GP_EINVAL, "merge NULL nout accepted");
+    CHECK(&c, G->merge_split_keys(4, d, 1, p1, 1, 2, 0, d, &nout) == GP_EINVAL, "merge out == lo accepted");
+    CHECK(&c, G->last_error()[0] != '\0', "last_error empty after a failure");
+    /* empty inputs */
+    CHECK(&c, G->stats(GP_F64, d, 0, GP_STATS_ORDER, &s) == GP_OK && s.count == 0 &&
+              s.min_key == UINT64_MAX && s.has_x == 0 && s.order_valid == 1,
+          "stats of n = 0 not the empty record");
+    CHECK(&c, G->sort_keys(8, d, 0) == GP_OK && G->sort_keys(8, d, 1) == GP_OK, "sort n <= 1");
+    CHECK(&c, G->merge_split_keys(8, NULL, 0, NULL, 0, 0, 1, NULL, &nout) == GP_OK && nout == 0,
+          "merge of nothing");
+    char why[256];
+    CHECK(&c, gp_backend_cuda(gp_cuda_device_count(), why, sizeof why) == NULL && why[0] != '\0',
+          "out-of-range device accepted");
+    CHECK(&c, gp_backend_cuda(-1, why, sizeof why) == NULL, "device -1 accepted");
+    /* gp_backend_cuda above failed before touching the current device: G still works */
+    G->free(p0);
+    G->free(p1);
+    G->free(d);
+    G->host_free(h);
+}
+
+/* ---- main ----------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    int probe = 0, quick = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--probe") == 0) probe = 1;
+        else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else {
+            fprintf(stderr, "usage: %s [--probe] [--quick]\n", argv[0]);
+            return 2;
+        }
+    }
+    char why[256] = "";
+    const int ndev = gp_cuda_device_count();
+    if (ndev == 0) {
+        if (gp_backend_cuda(0, why, sizeof why) == NULL && why[0] != '\0')
+            printf("SKIP: %s\n", why);
+        else
+            printf("SKIP: no CUDA device visible (gp_cuda_device_count() == 0)\n");
+        return 77;
+    }
+    if (probe) {
+        printf("probe: %d CUDA device(s) visible\n", ndev);
+        return 0;
+    }
+    G = gp_backend_cuda(0, why, sizeof why);
+    if (!G) {
+        printf("FAIL case=init: gp_backend_cuda(0): %s\n0 passed, 1 failed\n", why);
+        return 1;
+    }
+    char name[128] = "?", busid[64] = "?";
+    if (gp_cuda_device_info(0, name, sizeof name, busid, sizeof busid) != 0)
+        printf("note: gp_cuda_device_info failed: %s\n", G->last_error());
+
+    uint64_t seed = 20261130u;
+    const char *se = getenv("GPUPRIM_TEST_SEED");
+    if (se && *se) seed = strtoull(se, NULL, 0);
+    g_rng = seed;
+    printf("test_gpu_kernels: device 0 of %d: %s (%s); seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n",
+           ndev, name, busid, seed, quick ? "; --quick" : "");
+    fflush(stdout);
+
+    test_api();
+
+    static const int64_t sizes[] = {0,     1,     2,     7,     31,      32,      33,
+                                    1023,  1024,  1025,  4095,  4096,    4097,    8191,
+                                    65535, 65537, 1000003, 1 << 21, (1 << 21) + 1};
+    for (int t = 0; t < GP_NDTYPES; t++)
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            if (quick && sizes[k] > 65537) continue;
+            for (int dist = 0; dist < D_COUNT; dist++) run_case((gp_dtype)t, sizes[k], dist);
+        }
+    if (!quick) {
+        run_case(GP_F32, (1 << 24) + 3, D_SPECIAL);
+        run_case(GP_U64, (1 << 24) + 3, D_UNIFORM);
+    }
+    test_trap_fn();
+    test_merge(quick);
+
+    printf("max relative differences GPU vs twin: stats.sum %.3g, stats.sumsq %.3g, trap_x %.3g, "
+           "trap_fn %.3g\n",
+           g_maxrel_sum, g_maxrel_sumsq, g_maxrel_trapx, g_maxrel_trapfn);
+    printf("%lld passed, %lld failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
