@@ -1,0 +1,868 @@
+/* h5io.c — parallel HDF5 input and output for gpuprim (see h5io.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "h5io.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Largest memory transfer of one H5Dread/H5Dwrite call per rank (tests may lower it). */
+#ifndef GP_H5_PIECE_BYTES
+#define GP_H5_PIECE_BYTES ((int64_t)1 << 30)
+#endif
+
+#define EMSG 2048
+
+/* An error state that travels between ranks as plain bytes. */
+typedef struct gp_err {
+    int rc;
+    char text[EMSG];
+} gp_err;
+
+static void fail(gp_err *e, int rc, const char *fmt, ...)
+{
+    if (e->rc) return; /* the first error wins */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->text, sizeof e->text, fmt, ap);
+    va_end(ap);
+    e->rc = rc;
+}
+
+/* Makes every rank agree on the outcome: the lowest failing rank's code and message win.
+ * Returns the agreed code (0 when no rank failed). */
+static int agree(MPI_Comm comm, gp_err *e, int mpicode)
+{
+    int rank = 0, mine, low = INT_MAX;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
+        fail(e, mpicode, "MPI_Comm_rank failed");
+        return e->rc;
+    }
+    mine = e->rc ? rank : INT_MAX;
+    if (MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
+        fail(e, mpicode, "MPI_Allreduce failed while agreeing on an error");
+        return e->rc;
+    }
+    if (low == INT_MAX) return 0;
+    if (MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, low, comm) != MPI_SUCCESS) {
+        fail(e, mpicode, "MPI_Bcast failed while agreeing on an error");
+        return e->rc;
+    }
+    return e->rc;
+}
+
+static int finish(const gp_err *e, char *msg, size_t msglen)
+{
+    if (msg && msglen) snprintf(msg, msglen, "%s", e->rc ? e->text : "");
+    return e->rc;
+}
+
+static void quiet_hdf5(void)
+{
+    /* failure only means HDF5 keeps printing its stack; nothing to agree on */
+    if (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0) return;
+}
+
+/* ---- HDF5 error stack ------------------------------------------------------------------ */
+
+typedef struct h5why {
+    char desc[512];
+    int have;      /* desc holds a non-plugin entry */
+    int notfound;  /* some entry has minor H5E_NOTFOUND */
+} h5why;
+
+static herr_t why_cb(unsigned n, const H5E_error2_t *err, void *data)
+{
+    h5why *w = data;
+    (void)n;
+    if (err->min_num == H5E_NOTFOUND) w->notfound = 1;
+    if (!w->have && err->desc && err->desc[0]) {
+        /* plugin-path noise sits under the useful H5Z entry ("required filter ...") */
+        int plugin = err->maj_num == H5E_PLUGIN;
+        if (!plugin || !w->desc[0]) snprintf(w->desc, sizeof w->desc, "%s", err->desc);
+        if (!plugin) w->have = 1;
+    }
+    return 0;
+}
+
+/* The most useful description on the current error stack (innermost first). Call right
+ * after the failing HDF5 call: the next API call clears the stack. */
+static h5why h5_reason(void)
+{
+    h5why w;
+    memset(&w, 0, sizeof w);
+    if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, why_cb, &w) < 0 || !w.desc[0])
+        snprintf(w.desc, sizeof w.desc, "unknown HDF5 error");
+    return w;
+}
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+void gp_shard_range(int64_t n, int P, int r, int64_t *off, int64_t *cnt)
+{
+    if (n <= 0 || P <= 0 || r < 0 || r >= P) {
+        *off = n > 0 && P > 0 && r >= P ? n : 0;
+        *cnt = 0;
+        return;
+    }
+    int64_t q = n / P, rem = n % P;
+    *cnt = q + (r < rem ? 1 : 0);
+    *off = (int64_t)r * q + (r < rem ? r : rem);
+}
+
+static hid_t native_of(gp_dtype t)
+{
+    switch (t) {
+    case GP_F32: return H5T_NATIVE_FLOAT;
+    case GP_F64: return H5T_NATIVE_DOUBLE;
+    case GP_I32: return H5T_NATIVE_INT32;
+    case GP_I64: return H5T_NATIVE_INT64;
+    case GP_U32: return H5T_NATIVE_UINT32;
+    case GP_U64: return H5T_NATIVE_UINT64;
+    default: return H5I_INVALID_HID;
+    }
+}
+
+static const char *class_name(H5T_class_t c)
+{
+    switch (c) {
+    case H5T_INTEGER: return "integer";
+    case H5T_FLOAT: return "float";
+    case H5T_TIME: return "time";
+    case H5T_STRING: return "string";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_COMPOUND: return "compound";
+    case H5T_REFERENCE: return "reference";
+    case H5T_ENUM: return "enum";
+    case H5T_VLEN: return "variable-length";
+    case H5T_ARRAY: return "array";
+    default: return "unknown";
+    }
+}
+
+static const char *order_name(H5T_order_t o)
+{
+    switch (o) {
+    case H5T_ORDER_LE: return "little-endian";
+    case H5T_ORDER_BE: return "big-endian";
+    case H5T_ORDER_VAX: return "VAX-order";
+    case H5T_ORDER_MIXED: return "mixed-endian";
+    default: return "no-order";
+    }
+}
+
+/* "/" + p unless p is absolute already. */
+static int abs_path(const char *p, char *out, size_t outlen)
+{
+    int k = snprintf(out, outlen, "%s%s", p[0] == '/' ? "" : "/", p);
+    return (k < 0 || (size_t)k >= outlen) ? -1 : 0;
+}
+
+/* Maps a stored numeric type to the element type it is read as, and describes it. */
+static int map_type(hid_t type, gp_dtype *dt, char *desc, size_t desclen, char *why,
+                    size_t whylen)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = H5Tget_size(type);
+    H5T_order_t order = H5Tget_order(type);
+    if (cls == H5T_NO_CLASS || size == 0 || order == H5T_ORDER_ERROR) {
+        snprintf(why, whylen, "cannot inspect the element type");
+        return -1;
+    }
+    if (cls == H5T_INTEGER) {
+        H5T_sign_t sg = H5Tget_sign(type);
+        if (sg == H5T_SGN_ERROR) {
+            snprintf(why, whylen, "cannot inspect the integer sign");
+            return -1;
+        }
+        if (size > 8) {
+            snprintf(why, whylen, "unsupported %zu-byte integer (at most 8 bytes)", size);
+            return -1;
+        }
+        int sgn = sg != H5T_SGN_NONE;
+        *dt = size <= 4 ? (sgn ? GP_I32 : GP_U32) : (sgn ? GP_I64 : GP_U64);
+        snprintf(desc, desclen, "%sint%zu %s", sgn ? "" : "u", size * 8, order_name(order));
+        return 0;
+    }
+    if (cls == H5T_FLOAT) {
+        size_t prec = H5Tget_precision(type);
+        unsigned p = (unsigned)(prec < 4096 ? prec : 4096), b = (unsigned)(size < 512 ? size : 512);
+        *dt = size <= 4 ? GP_F32 : GP_F64;
+        if (p && p != b * 8)
+            snprintf(desc, desclen, "float%u (%u bytes) %s", p, b, order_name(order));
+        else
+            snprintf(desc, desclen, "float%u %s", b * 8, order_name(order));
+        return 0;
+    }
+    snprintf(why, whylen, "unsupported element class %s (need integer or float)",
+             class_name(cls));
+    return -1;
+}
+
+/* A numeric array dataset, opened and inspected. */
+typedef struct dsinfo {
+    hid_t did;
+    hid_t type;
+    gp_dtype dtype;
+    char desc[64];
+    int ndims;
+    hsize_t dims[GP_H5_MAXDIMS];
+    int64_t n;
+} dsinfo;
+
+static void ds_close(dsinfo *d)
+{
+    if (d->type >= 0 && H5Tclose(d->type) < 0) { /* nothing more to do */ }
+    if (d->did >= 0 && H5Dclose(d->did) < 0) { /* nothing more to do */ }
+    d->type = d->did = H5I_INVALID_HID;
+}
+
+/* Opens dataset `path` (absolute) of fid and checks that it is a numeric array. Local. */
+static void ds_open(hid_t fid, const char *file, const char *path, dsinfo *d, gp_err *e)
+{
+    char why[256];
+    hid_t space = H5I_INVALID_HID;
+    memset(d, 0, sizeof *d);
+    d->did = d->type = H5I_INVALID_HID;
+
+    hid_t obj = H5Oopen(fid, path, H5P_DEFAULT);
+    if (obj < 0) {
+        h5why w = h5_reason();
+        if (w.notfound)
+            fail(e, GP_IO_EDATASET, "%s: %s: no such dataset", file, path);
+        else
+            fail(e, GP_IO_EDATASET, "%s: %s: cannot open (%s)", file, path, w.desc);
+        return;
+    }
+    H5I_type_t it = H5Iget_type(obj);
+    if (it != H5I_DATASET) {
+        fail(e, GP_IO_EDATASET, "%s: %s: not a dataset (a %s)", file, path,
+             it == H5I_GROUP ? "group" : it == H5I_DATATYPE ? "named datatype" : "non-dataset object");
+        if (H5Oclose(obj) < 0) { /* already failing */ }
+        return;
+    }
+    d->did = obj;
+    d->type = H5Dget_type(d->did);
+    if (d->type < 0) {
+        fail(e, GP_IO_EDATASET, "%s: %s: cannot get the element type (%s)", file, path,
+             h5_reason().desc);
+        goto bad;
+    }
+    if (map_type(d->type, &d->dtype, d->desc, sizeof d->desc, why, sizeof why) < 0) {
+        fail(e, GP_IO_EDATASET, "%s: %s: %s", file, path, why);
+        goto bad;
+    }
+    space = H5Dget_space(d->did);
+    if (space < 0) {
+        fail(e, GP_IO_EDATASET, "%s: %s: cannot get the dataspace (%s)", file, path,
+             h5_reason().desc);
+        goto bad;
+    }
+    H5S_class_t sc = H5Sget_simple_extent_type(space);
+    if (sc == H5S_SCALAR) {
+        fail(e, GP_IO_EDATASET, "%s: %s: scalar dataspace (need an array)", file, path);
+        goto bad;
+    }
+    if (sc == H5S_NULL) {
+        fail(e, GP_IO_EDATASET, "%s: %s: null dataspace (need an array)", file, path);
+        goto bad;
+    }
+    int nd = H5Sget_simple_extent_ndims(space);
+    if (sc != H5S_SIMPLE || nd < 1 || nd > GP_H5_MAXDIMS ||
+        H5Sget_simple_extent_dims(space, d->dims, NULL) < 0) {
+        fail(e, GP_IO_EDATASET, "%s: %s: cannot read the dataspace extent", file, path);
+        goto bad;
+    }
+    d->ndims = nd;
+    d->n = 1;
+    for (int i = 0; i < nd; i++) {
+        if (d->dims[i] == 0) {
+            d->n = 0;
+        } else if (d->n > 0) {
+            if (d->dims[i] > (hsize_t)(INT64_MAX / d->n)) {
+                fail(e, GP_IO_EDATASET, "%s: %s: more than 2^63-1 elements", file, path);
+                goto bad;
+            }
+            d->n *= (int64_t)d->dims[i];
+        }
+    }
+    if (H5Sclose(space) < 0) {
+        space = H5I_INVALID_HID;
+        fail(e, GP_IO_EDATASET, "%s: %s: H5Sclose failed", file, path);
+        goto bad;
+    }
+    return;
+bad:
+    if (space >= 0 && H5Sclose(space) < 0) { /* already failing */ }
+    ds_close(d);
+}
+
+/* ---- the default dataset --------------------------------------------------------------- */
+
+typedef struct cands {
+    int count;
+    int truncated;
+    int err;
+    char first[GP_H5_PATHLEN];
+    char list[1400];
+    size_t len;
+} cands;
+
+static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *op)
+{
+    cands *c = op;
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    hid_t d = H5Dopen2(obj, name, H5P_DEFAULT);
+    if (d < 0) {
+        c->err = 1;
+        return -1;
+    }
+    hid_t t = H5Dget_type(d);
+    H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    int bad = t < 0 || cls == H5T_NO_CLASS;
+    if (t >= 0 && H5Tclose(t) < 0) bad = 1;
+    if (H5Dclose(d) < 0) bad = 1;
+    if (bad) {
+        c->err = 1;
+        return -1;
+    }
+    if (cls != H5T_INTEGER && cls != H5T_FLOAT) return 0;
+    char p[GP_H5_PATHLEN];
+    if (abs_path(name, p, sizeof p) < 0) return 0;
+    if (c->count++ == 0) snprintf(c->first, sizeof c->first, "%s", p);
+    size_t need = strlen(p) + 2;
+    if (c->truncated || c->len + need + 8 >= sizeof c->list) {
+        c->truncated = 1;
+        return 0;
+    }
+    c->len += (size_t)snprintf(c->list + c->len, sizeof c->list - c->len, "%s%s",
+                               c->len ? ", " : "", p);
+    return 0;
+}
+
+/* ---- open / close ---------------------------------------------------------------------- */
+
+static void close_input(gp_h5_input *in)
+{
+    if (in->ftype >= 0 && H5Tclose(in->ftype) < 0) { /* nothing more to do */ }
+    if (in->did >= 0 && H5Dclose(in->did) < 0) { /* nothing more to do */ }
+    if (in->fid >= 0 && H5Fclose(in->fid) < 0) { /* nothing more to do */ }
+    in->ftype = in->did = in->fid = H5I_INVALID_HID;
+}
+
+void gp_h5_close(gp_h5_input *in)
+{
+    if (!in) return;
+    quiet_hdf5();
+    close_input(in);
+}
+
+int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input *in,
+               char *msg, size_t msglen)
+{
+    gp_err e;
+    int rank = 0;
+    hid_t fapl = H5I_INVALID_HID;
+    dsinfo d;
+    char path[GP_H5_PATHLEN];
+    memset(&e, 0, sizeof e);
+    memset(&d, 0, sizeof d);
+    d.did = d.type = H5I_INVALID_HID;
+    quiet_hdf5();
+
+    if (!in) {
+        fail(&e, GP_IO_EOPEN, "gp_h5_open: no input record");
+        agree(comm, &e, GP_IO_EOPEN);
+        return finish(&e, msg, msglen);
+    }
+    memset(in, 0, sizeof *in);
+    in->fid = in->did = in->ftype = H5I_INVALID_HID;
+    if (!file || !file[0])
+        fail(&e, GP_IO_EOPEN, "(no file): cannot open: no file name given");
+    else if (strlen(file) >= sizeof in->file)
+        fail(&e, GP_IO_EOPEN, "%.64s...: cannot open: file name too long", file);
+    else
+        snprintf(in->file, sizeof in->file, "%s", file);
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        fail(&e, GP_IO_EOPEN, "%s: cannot open: MPI_Comm_rank failed", in->file);
+
+    /* rank 0 looks at the file first, so that errno's reason reaches every rank */
+    if (rank == 0 && !e.rc) {
+        struct stat st;
+        if (stat(file, &st) != 0)
+            fail(&e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
+                 file, strerror(errno));
+        else if (S_ISDIR(st.st_mode))
+            fail(&e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
+                 file, strerror(EISDIR));
+        else if (access(file, R_OK) != 0)
+            fail(&e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
+                 file, strerror(errno));
+    }
+    if (agree(comm, &e, GP_IO_EOPEN)) goto done;
+
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
+        fail(&e, GP_IO_EOPEN, "%s: cannot open: cannot set up the MPI-IO file access (%s)",
+             file, h5_reason().desc);
+    } else {
+        in->fid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
+        if (in->fid < 0)
+            fail(&e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
+                 file, h5_reason().desc);
+    }
+    if (fapl >= 0 && H5Pclose(fapl) < 0)
+        fail(&e, GP_IO_EOPEN, "%s: cannot open: H5Pclose failed", file);
+    if (agree(comm, &e, GP_IO_EOPEN)) goto done;
+
+    /* which dataset */
+    if (dataset) {
+        if (!dataset[0])
+            fail(&e, GP_IO_EDATASET, "%s: empty dataset name", file);
+        else if (abs_path(dataset, path, sizeof path) < 0)
+            fail(&e, GP_IO_EDATASET, "%s: %.64s...: dataset name too long", file, dataset);
+    } else {
+        cands *c = calloc(1, sizeof *c);
+        if (!c) {
+            fail(&e, GP_IO_EDATASET, "%s: out of memory", file);
+        } else {
+            herr_t st = H5Ovisit2(in->fid, H5_INDEX_NAME, H5_ITER_INC, visit_cb, c,
+                                  H5O_INFO_BASIC);
+            if (st < 0 || c->err)
+                fail(&e, GP_IO_EDATASET, "%s: cannot list the datasets (%s)", file,
+                     h5_reason().desc);
+            else if (c->count == 0)
+                fail(&e, GP_IO_EDATASET, "%s: no numeric dataset in the file", file);
+            else if (c->count > 1)
+                fail(&e, GP_IO_EDATASET, "%s: %d numeric datasets, choose one with --dataset: %s%s",
+                     file, c->count, c->list, c->truncated ? ", ..." : "");
+            else
+                snprintf(path, sizeof path, "%s", c->first);
+            free(c);
+        }
+    }
+    if (agree(comm, &e, GP_IO_EDATASET)) goto done;
+
+    ds_open(in->fid, file, path, &d, &e);
+    if (!e.rc) {
+        snprintf(in->dataset, sizeof in->dataset, "%s", path);
+        in->dtype = d.dtype;
+        snprintf(in->type_desc, sizeof in->type_desc, "%s", d.desc);
+        in->ndims = d.ndims;
+        memcpy(in->dims, d.dims, sizeof d.dims);
+        in->n = d.n;
+        in->ftype = H5Tcopy(d.type);
+        if (in->ftype < 0)
+            fail(&e, GP_IO_EDATASET, "%s: %s: H5Tcopy failed (%s)", file, path,
+                 h5_reason().desc);
+        in->did = d.did;
+        d.did = H5I_INVALID_HID;
+    }
+    ds_close(&d);
+    agree(comm, &e, GP_IO_EDATASET);
+
+done:
+    if (e.rc) close_input(in);
+    return finish(&e, msg, msglen);
+}
+
+/* ---- the ranks' ranges ----------------------------------------------------------------- */
+
+static int cmp_range(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* Every rank's (off, cnt), sorted by off, into *all (P pairs, caller frees). Collective;
+ * on failure *all is NULL on every rank and e is set. */
+static void gather_ranges(MPI_Comm comm, int64_t off, int64_t cnt, int64_t **all, int *P,
+                          int code, const char *file, gp_err *e)
+{
+    int64_t mine[2] = {off, cnt};
+    int have, every = 0;
+    *all = NULL;
+    if (MPI_Comm_size(comm, P) != MPI_SUCCESS) {
+        fail(e, code, "%s: MPI_Comm_size failed", file);
+        return;
+    }
+    int64_t *a = malloc(sizeof(int64_t) * 2 * (size_t)*P);
+    have = a != NULL;
+    if (MPI_Allreduce(&have, &every, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS || !every) {
+        fail(e, code, "%s: out of memory (or MPI failure) gathering the ranks' ranges", file);
+        free(a);
+        return;
+    }
+    if (MPI_Allgather(mine, 2, MPI_INT64_T, a, 2, MPI_INT64_T, comm) != MPI_SUCCESS) {
+        fail(e, code, "%s: MPI_Allgather failed", file);
+        free(a);
+        return;
+    }
+    qsort(a, (size_t)*P, 2 * sizeof(int64_t), cmp_range);
+    *all = a;
+}
+
+/* 1 when two ranks' non-empty ranges share an element. Collective. */
+static int ranges_overlap(MPI_Comm comm, int64_t off, int64_t cnt, const char *file,
+                          gp_err *e)
+{
+    int P = 0, over = 0;
+    int64_t *a, end = INT64_MIN;
+    gather_ranges(comm, off, cnt, &a, &P, GP_IO_EREAD, file, e);
+    for (int r = 0; a && r < P; r++) {
+        if (a[2 * r + 1] == 0) continue;
+        if (a[2 * r] < end) over = 1;
+        if (a[2 * r] + a[2 * r + 1] > end) end = a[2 * r] + a[2 * r + 1];
+    }
+    free(a);
+    return over;
+}
+
+/* Checks that the ranks' [off, off+cnt) tile [0, n) exactly. Collective. */
+static void check_tiling(MPI_Comm comm, const char *path, int64_t n, int64_t off,
+                         int64_t cnt, gp_err *e)
+{
+    int P = 0;
+    int64_t *a, at = 0;
+    gather_ranges(comm, off, cnt, &a, &P, GP_IO_EWRITE, path, e);
+    if (!a) return;
+    for (int r = 0; r < P; r++) {
+        if (a[2 * r + 1] == 0) continue;
+        if (a[2 * r] != at) break;
+        at += a[2 * r + 1];
+    }
+    if (at != n)
+        fail(e, GP_IO_EWRITE, "%s: the ranks' parts do not cover [0, %lld) exactly", path,
+             (long long)n);
+    free(a);
+}
+
+/* ---- shard selection and transfer ------------------------------------------------------ */
+
+typedef struct sel {
+    hid_t space;
+    int nd;
+    const hsize_t *dims;
+    hsize_t inner[GP_H5_MAXDIMS]; /* elements per index step of each dimension */
+    hsize_t start[GP_H5_MAXDIMS];
+    hsize_t count[GP_H5_MAXDIMS];
+    int nblocks;
+} sel;
+
+static int add_block(sel *S, int lev, hsize_t st, hsize_t ct)
+{
+    for (int j = 0; j < lev; j++) S->count[j] = 1;
+    S->start[lev] = st;
+    S->count[lev] = ct;
+    for (int j = lev + 1; j < S->nd; j++) {
+        S->start[j] = 0;
+        S->count[j] = S->dims[j];
+    }
+    H5S_seloper_t op = S->nblocks++ ? H5S_SELECT_OR : H5S_SELECT_SET;
+    return H5Sselect_hyperslab(S->space, op, S->start, NULL, S->count, NULL) < 0 ? -1 : 0;
+}
+
+/* Selects the flattened range [b, e) of the sub-array below the fixed indices
+ * start[0..lev-1]: partial leading row, whole rows, partial trailing row. */
+static int sel_range(sel *S, int lev, hsize_t b, hsize_t e)
+{
+    if (b >= e) return 0;
+    if (lev == S->nd - 1) return add_block(S, lev, b, e - b);
+    hsize_t in = S->inner[lev], r0 = b / in, r1 = e / in;
+    if (b % in) {
+        hsize_t rend = (r0 + 1) * in < e ? (r0 + 1) * in : e;
+        S->start[lev] = r0;
+        if (sel_range(S, lev + 1, b - r0 * in, rend - r0 * in) < 0) return -1;
+        if (rend == e) return 0;
+        r0++;
+    }
+    if (r1 > r0 && add_block(S, lev, r0, r1 - r0) < 0) return -1;
+    if (e % in) {
+        S->start[lev] = r1;
+        if (sel_range(S, lev + 1, 0, e - r1 * in) < 0) return -1;
+    }
+    return 0;
+}
+
+static int select_flat(hid_t space, int nd, const hsize_t *dims, int64_t off, int64_t cnt)
+{
+    sel S;
+    memset(&S, 0, sizeof S);
+    S.space = space;
+    S.nd = nd;
+    S.dims = dims;
+    S.inner[nd - 1] = 1;
+    for (int i = nd - 2; i >= 0; i--) S.inner[i] = S.inner[i + 1] * dims[i + 1];
+    return sel_range(&S, 0, (hsize_t)off, (hsize_t)(off + cnt));
+}
+
+/* Writing: a value outside the stored type's range fails the write instead of being
+ * clipped silently (HDF5's default). */
+static H5T_conv_ret_t range_cb(H5T_conv_except_t ex, hid_t src, hid_t dst, void *s, void *d,
+                               void *op)
+{
+    (void)src, (void)dst, (void)s, (void)d;
+    if (ex == H5T_CONV_EXCEPT_RANGE_HI || ex == H5T_CONV_EXCEPT_RANGE_LOW) {
+        *(int *)op = 1;
+        return H5T_CONV_ABORT;
+    }
+    return H5T_CONV_UNHANDLED;
+}
+
+/* Collective transfer of the flattened elements [off, off+cnt) of dataset did (nd dims)
+ * to or from buf (memory type memtype, esz bytes each), in pieces of <= GP_H5_PIECE_BYTES
+ * with the same number of H5Dread/H5Dwrite calls on every rank. */
+static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_t *dims,
+                     hid_t memtype, size_t esz, int64_t off, int64_t cnt, void *buf,
+                     const char *file, const char *dname, gp_err *e)
+{
+    const int code = writing ? GP_IO_EWRITE : GP_IO_EREAD;
+    const char *verb = writing ? "write" : "read";
+    static double dummy[2];
+    hid_t fspace = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
+    int64_t per = GP_H5_PIECE_BYTES / (int64_t)esz, mine, pieces = 0;
+    if (per < 1) per = 1;
+    mine = cnt > 0 ? (cnt + per - 1) / per : 0;
+    if (MPI_Allreduce(&mine, &pieces, 1, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS) {
+        fail(e, code, "%s: %s: MPI_Allreduce failed", file, dname);
+        agree(comm, e, code);
+        return;
+    }
+    fspace = H5Dget_space(did);
+    if (fspace < 0)
+        fail(e, code, "%s: %s: cannot get the dataspace (%s)", file, dname, h5_reason().desc);
+    /* Open MPI 4.1's OMPIO returns wrong data from a collective read when ranks' ranges
+     * overlap (open-mpi/ompi#10546 family): then keep the collective call but let each
+     * rank do independent MPI-IO underneath. Disjoint shards stay fully collective. */
+    int indep = !writing && ranges_overlap(comm, off, cnt, file, e), out_of_range = 0;
+    dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (dxpl < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
+        (indep && H5Pset_dxpl_mpio_collective_opt(dxpl, H5FD_MPIO_INDIVIDUAL_IO) < 0) ||
+        (writing && H5Pset_type_conv_cb(dxpl, range_cb, &out_of_range) < 0))
+        fail(e, code, "%s: %s: cannot set up the collective transfer (%s)", file, dname,
+             h5_reason().desc);
+    if (agree(comm, e, code)) goto out;
+
+    for (int64_t k = 0; k < pieces; k++) {
+        int64_t s = off + k * per, c = cnt - k * per;
+        if (c > per) c = per;
+        if (c < 0) c = 0;
+        hsize_t mdim = c > 0 ? (hsize_t)c : 1;
+        hid_t mspace = H5Screate_simple(1, &mdim, NULL);
+        int bad = mspace < 0;
+        if (!bad && c > 0)
+            bad = select_flat(fspace, nd, dims, s, c) < 0;
+        else if (!bad)
+            bad = H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0;
+        if (bad)
+            fail(e, code, "%s: %s: cannot select elements [%lld, %lld) (%s)", file, dname,
+                 (long long)s, (long long)(s + c), h5_reason().desc);
+        if (!agree(comm, e, code)) {
+            char *p = c > 0 ? (char *)buf + (size_t)(k * per) * esz : (char *)dummy;
+            herr_t st = writing ? H5Dwrite(did, memtype, mspace, fspace, dxpl, p)
+                                : H5Dread(did, memtype, mspace, fspace, dxpl, p);
+            if (st < 0 && out_of_range)
+                fail(e, code, "%s: %s: %s failed: a value is outside the range of the stored type",
+                     file, dname, verb);
+            else if (st < 0)
+                fail(e, code, "%s: %s: %s failed: %s", file, dname, verb, h5_reason().desc);
+        }
+        if (mspace >= 0 && H5Sclose(mspace) < 0)
+            fail(e, code, "%s: %s: H5Sclose failed", file, dname);
+        if (agree(comm, e, code)) break;
+    }
+out:
+    if (dxpl >= 0 && H5Pclose(dxpl) < 0) fail(e, code, "%s: %s: H5Pclose failed", file, dname);
+    if (fspace >= 0 && H5Sclose(fspace) < 0)
+        fail(e, code, "%s: %s: H5Sclose failed", file, dname);
+    agree(comm, e, code);
+}
+
+int gp_h5_read(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
+               int64_t off, int64_t cnt, void *buf, char *msg, size_t msglen)
+{
+    gp_err e;
+    dsinfo x;
+    char path[GP_H5_PATHLEN];
+    memset(&e, 0, sizeof e);
+    memset(&x, 0, sizeof x);
+    x.did = x.type = H5I_INVALID_HID;
+    quiet_hdf5();
+
+    if (!in || in->fid < 0 || in->did < 0) {
+        fail(&e, GP_IO_EREAD, "gp_h5_read: the input is not open");
+        agree(comm, &e, GP_IO_EREAD);
+        return finish(&e, msg, msglen);
+    }
+    const char *file = in->file, *dname = in->dataset;
+    hid_t did = in->did;
+    int nd = in->ndims;
+    const hsize_t *dims = in->dims;
+    size_t esz = gp_dtype_size(as);
+
+    if (dataset) {
+        if (!dataset[0] || abs_path(dataset, path, sizeof path) < 0) {
+            fail(&e, GP_IO_EDATASET, "%s: bad dataset name '%.64s'", file, dataset);
+        } else if (strcmp(path, in->dataset) != 0) {
+            ds_open(in->fid, file, path, &x, &e);
+            if (!e.rc && x.n != in->n)
+                fail(&e, GP_IO_EDATASET, "%s: %s has %lld elements, %s has %lld", file, path,
+                     (long long)x.n, in->dataset, (long long)in->n);
+            did = x.did;
+            dname = path;
+            nd = x.ndims;
+            dims = x.dims;
+        }
+    }
+    if (agree(comm, &e, GP_IO_EDATASET)) goto done;
+
+    if (esz == 0)
+        fail(&e, GP_IO_EREAD, "%s: %s: invalid element type %d", file, dname, (int)as);
+    else if (off < 0 || cnt < 0 || off > in->n || cnt > in->n - off)
+        fail(&e, GP_IO_EREAD, "%s: %s: range [%lld, +%lld) outside the %lld elements", file,
+             dname, (long long)off, (long long)cnt, (long long)in->n);
+    else if (cnt > 0 && !buf)
+        fail(&e, GP_IO_EREAD, "%s: %s: no buffer", file, dname);
+    if (agree(comm, &e, GP_IO_EREAD)) goto done;
+
+    transfer(comm, 0, did, nd, dims, native_of(as), esz, off, cnt, buf, file, dname, &e);
+
+done:
+    ds_close(&x);
+    return finish(&e, msg, msglen);
+}
+
+/* ---- write ----------------------------------------------------------------------------- */
+
+int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_type,
+                gp_dtype mem, int64_t n_total, int64_t off, int64_t cnt, const void *buf,
+                int force, char *msg, size_t msglen)
+{
+    gp_err e;
+    int rank = 0, created = 0;
+    char tmp[GP_H5_PATHLEN + 32] = "";
+    hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
+    hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID, did = H5I_INVALID_HID;
+    size_t esz = gp_dtype_size(mem);
+    const char *P = path ? path : "(no path)", *D = dset ? dset : "(no dataset)";
+    memset(&e, 0, sizeof e);
+    quiet_hdf5();
+
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        fail(&e, GP_IO_EWRITE, "%s: MPI_Comm_rank failed", P);
+    if (!path || !path[0] || strlen(path) >= GP_H5_PATHLEN)
+        fail(&e, GP_IO_EWRITE, "%.64s: bad output file name", P);
+    else if (!dset || !dset[0] || strlen(dset) >= GP_H5_PATHLEN)
+        fail(&e, GP_IO_EWRITE, "%s: bad dataset name", P);
+    else if (esz == 0)
+        fail(&e, GP_IO_EWRITE, "%s: %s: invalid element type %d", P, D, (int)mem);
+    else if (n_total < 0 || off < 0 || cnt < 0 || off > n_total || cnt > n_total - off)
+        fail(&e, GP_IO_EWRITE, "%s: %s: part [%lld, +%lld) outside the %lld elements", P, D,
+             (long long)off, (long long)cnt, (long long)n_total);
+    else if (cnt > 0 && !buf)
+        fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", P, D);
+    if (!e.rc && file_type != H5I_INVALID_HID) {
+        H5T_class_t cls = H5Iget_type(file_type) == H5I_DATATYPE ? H5Tget_class(file_type)
+                                                                 : H5T_NO_CLASS;
+        if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+            fail(&e, GP_IO_EWRITE, "%s: %s: the stored type must be an integer or float type",
+                 P, D);
+    }
+    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
+    check_tiling(comm, P, n_total, off, cnt, &e);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
+
+    /* rank 0 checks the target and picks the temporary name */
+    if (rank == 0) {
+        struct stat st;
+        char dir[GP_H5_PATHLEN];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            fail(&e, GP_IO_EWRITE, "%s: cannot write: is a directory", path);
+        else if (lstat(path, &st) == 0 && !force)
+            fail(&e, GP_IO_EWRITE, "%s: exists (use --force to overwrite)", path);
+        else if (access(dir, W_OK | X_OK) != 0)
+            fail(&e, GP_IO_EWRITE, "%s: cannot write: %s (%s)", path, strerror(errno), dir);
+        else if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+            fail(&e, GP_IO_EWRITE, "%s: file name too long", path);
+        else if (lstat(tmp, &st) == 0)
+            fail(&e, GP_IO_EWRITE, "%s: temporary file %s exists already", path, tmp);
+    }
+    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
+    if (MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm) != MPI_SUCCESS)
+        fail(&e, GP_IO_EWRITE, "%s: MPI_Bcast failed", path);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
+
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0 || H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
+        fail(&e, GP_IO_EWRITE, "%s: cannot set up the MPI-IO file access (%s)", path,
+             h5_reason().desc);
+    } else {
+        fid = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+        if (fid < 0)
+            fail(&e, GP_IO_EWRITE, "%s: cannot create %s (%s)", path, tmp, h5_reason().desc);
+    }
+    if (fapl >= 0 && H5Pclose(fapl) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Pclose failed", path);
+    if (rank == 0) {
+        struct stat st;
+        created = lstat(tmp, &st) == 0; /* ours: it did not exist before */
+    }
+    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+
+    hsize_t dim = (hsize_t)n_total;
+    lcpl = H5Pcreate(H5P_LINK_CREATE);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    space = H5Screate_simple(1, &dim, NULL);
+    if (lcpl < 0 || dcpl < 0 || space < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
+        H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+        H5Pset_obj_track_times(dcpl, 0) < 0) { /* no timestamp: reproducible bytes */
+        fail(&e, GP_IO_EWRITE, "%s: %s: cannot set up the dataset (%s)", path, dset,
+             h5_reason().desc);
+    } else {
+        hid_t ft = file_type != H5I_INVALID_HID ? file_type : native_of(mem);
+        did = H5Dcreate2(fid, dset, ft, space, lcpl, dcpl, H5P_DEFAULT);
+        if (did < 0)
+            fail(&e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", path, dset,
+                 h5_reason().desc);
+    }
+    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+
+    transfer(comm, 1, did, 1, &dim, native_of(mem), esz, off, cnt, (void *)buf, path, dset,
+             &e);
+
+close:
+    if (did >= 0 && H5Dclose(did) < 0) fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
+    if (space >= 0 && H5Sclose(space) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Sclose failed", P);
+    if (dcpl >= 0 && H5Pclose(dcpl) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Pclose failed", P);
+    if (lcpl >= 0 && H5Pclose(lcpl) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Pclose failed", P);
+    if (fid >= 0 && H5Fclose(fid) < 0)
+        fail(&e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, tmp, h5_reason().desc);
+    agree(comm, &e, GP_IO_EWRITE);
+
+    /* rank 0 publishes the file, or removes the temporary one */
+    if (rank == 0 && created) {
+        if (!e.rc && rename(tmp, path) != 0)
+            fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", path, tmp,
+                 strerror(errno));
+        if (e.rc && unlink(tmp) != 0 && errno != ENOENT) {
+            size_t l = strlen(e.text);
+            snprintf(e.text + l, sizeof e.text - l, "; could not remove %s (%s)", tmp,
+                     strerror(errno));
+        }
+    }
+    agree(comm, &e, GP_IO_EWRITE);
+done:
+    return finish(&e, msg, msglen);
+}
