@@ -1,0 +1,57 @@
+/* exchange.h — MPI combination of results: the statistics reduction and the rank-level
+ * bitonic merge exchange. */
+#ifndef GP_EXCHANGE_H
+#define GP_EXCHANGE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "gp_kernels.h"
+
+/* Combines every rank's gp_stats (each describing its shard, shards in rank order) into
+ * the record of the whole array on `root`, with MPI_Reduce and a user-defined,
+ * non-commutative operation (gp_stats_combine), so ranks are combined in rank order and the
+ * result is the same on every run for a given rank count. Collective. Returns an MPI
+ * error code (MPI_SUCCESS on success). */
+int gp_stats_reduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total, int root);
+
+/* Same, but every rank receives the total (MPI_Allreduce with the same operation). */
+int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total);
+
+/* What the exchange did on this rank. */
+typedef struct gp_exchange_info {
+    int stages;            /* network steps (P' = P rounded up to 2^k: log2 P'(log2 P'+1)/2) */
+    int merges;            /* steps in which this rank merged with a real partner */
+    int64_t bytes_sent;    /* payload bytes this rank sent */
+    double t_comm;         /* seconds in transfers (device<->host and MPI) */
+    double t_merge;        /* seconds in merge-splits */
+} gp_exchange_info;
+
+/* Rank-level bitonic merge exchange (the mirror form of the bitonic network over ranks,
+ * shards as elements, merge-split as compare-exchange; Baudet & Stevenson's block
+ * generalisation of Batcher's network). On entry every rank holds in *keys its *nkeys
+ * (<= m) keys of `width` bytes (4 or 8), sorted ascending, where m = ceil(N/P) slots per
+ * rank; missing slots are virtual +inf. On return rank r holds the global slots
+ * [r*m, r*m + *nkeys) of the sorted whole: the result does not depend on how the keys were
+ * distributed, and ranks r with r*m >= N hold none.
+ * Buffers (backend memory, each of m keys): *keys, *spare (swapped with *keys as the
+ * merges go), recv; host staging buffers host_send and host_recv of m keys each (pinned
+ * for CUDA; unused for the CPU backend). A partner rank >= P is a virtual all-+inf shard:
+ * no message. Transfers go through MPI_Sendrecv in pieces of at most 1 GiB.
+ * Collective. A failing backend call aborts the job with a one-line message (the partner
+ * would otherwise wait forever). Returns 0. */
+int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
+                        void **keys, int64_t *nkeys, void **spare, void *recv,
+                        void *host_send, void *host_recv, gp_exchange_info *info);
+
+/* Sends `sbytes` bytes from sbuf to `partner` and receives `rbytes` bytes from it into rbuf,
+ * in pieces of at most 1 GiB (both sides must pass the same pair of sizes, swapped).
+ * Returns an MPI error code. */
+int gp_sendrecv_bytes(MPI_Comm comm, int partner, const void *sbuf, int64_t sbytes, void *rbuf,
+                      int64_t rbytes);
+
+/* Makes every rank agree on an error: returns the largest `err` over the ranks and copies
+ * the message of the lowest failing rank into msg on every rank. Collective. */
+int gp_agree(MPI_Comm comm, int err, char *msg, size_t msglen);
+
+#endif /* GP_EXCHANGE_H */

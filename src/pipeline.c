@@ -1,0 +1,340 @@
+/* pipeline.c — the gpuprim_mpi job on every rank. */
+#define _POSIX_C_SOURCE 200809L
+#include "pipeline.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "h5io.h"
+
+const char *const gp_phase_names[GP_NPHASES] = {
+    "read", "upload", "reduce", "integrate", "local sort", "rank exchange", "verify", "write",
+    "total"};
+
+/* ---- backend selection --------------------------------------------------------------- */
+
+int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
+                      gp_binding *bind, gp_result *res, char *msg, size_t msglen)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    memset(bind, 0, sizeof *bind);
+    bind->rank = rank;
+    bind->device = -1;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS) {
+        snprintf(msg, msglen, "MPI_Comm_split_type failed");
+        return GP_EXIT_FAIL;
+    }
+    MPI_Comm_rank(node, &bind->local_rank);
+    MPI_Comm_size(node, &bind->local_size);
+    MPI_Comm_free(&node);
+    if (gethostname(bind->host, sizeof bind->host - 1) != 0) strcpy(bind->host, "?");
+
+    int err = 0, fell_back = 0, ndev = 0;
+    char why[256] = "";
+    *be = NULL;
+    if (o->backend != GP_BACKEND_CPU) {
+        ndev = gp_cuda_device_count();
+        if (ndev > 0) {
+            bind->device = bind->local_rank % ndev;
+            *be = gp_backend_cuda(bind->device, why, sizeof why);
+            if (!*be) {
+                err = GP_EXIT_DEVICE;
+                snprintf(msg, msglen, "rank %d (%s): cannot use CUDA device %d: %s", rank,
+                         bind->host, bind->device, why);
+            } else {
+                gp_cuda_device_info(bind->device, bind->device_name, sizeof bind->device_name,
+                                    bind->busid, sizeof bind->busid);
+            }
+        } else {
+            gp_backend_cuda(0, why, sizeof why); /* for the reason */
+            if (o->backend == GP_BACKEND_CUDA) {
+                err = GP_EXIT_DEVICE;
+                snprintf(msg, msglen, "--backend cuda: rank %d (%s): %s", rank, bind->host, why);
+            } else {
+                fell_back = 1;
+            }
+        }
+    }
+    if (!*be && !err) {
+        *be = gp_backend_cpu();
+        bind->device = -1;
+        snprintf(bind->device_name, sizeof bind->device_name, "CPU");
+    }
+    err = gp_agree(comm, err, msg, msglen);
+    if (err) return err;
+
+    int any_fell = 0, per_gpu = 0, mine_per_gpu = 0;
+    MPI_Allreduce(&fell_back, &any_fell, 1, MPI_INT, MPI_MAX, comm);
+    if (ndev > 0 && bind->device >= 0)
+        mine_per_gpu = (bind->local_size + ndev - 1 - bind->device) / ndev;
+    MPI_Allreduce(&mine_per_gpu, &per_gpu, 1, MPI_INT, MPI_MAX, comm);
+    if (rank == 0) {
+        if (any_fell)
+            fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend\n", why[0] ? why : "no CUDA device visible");
+        if (per_gpu > 1 && !o->quiet)
+            fprintf(stderr, "gpuprim_mpi: warning: up to %d ranks share one GPU (more ranks than visible GPUs on a node)\n",
+                    per_gpu);
+    }
+    res->ranks = size;
+    res->backend = (*be)->name;
+    res->gpus_visible = ndev;
+    res->ranks_per_gpu_max = per_gpu;
+    return 0;
+}
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static double now(void) { return MPI_Wtime(); }
+
+/* A backend call: on failure record "rank R: what: reason" and set err. */
+#define BE_CALL(what, call)                                                               \
+    do {                                                                                  \
+        if (!err && (call)) {                                                             \
+            err = GP_EXIT_DEVICE;                                                         \
+            snprintf(msg, msglen, "rank %d: %s: %s", rank, what, be->last_error());       \
+        }                                                                                 \
+    } while (0)
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Uniform trapezoid rule from the statistics: h * (sum - (y0 + y_{N-1}) / 2). */
+static double uniform_trapezoid(const gp_stats *s, double h)
+{
+    if (s->count < 2) return 0.0;
+    if (s->nan_count > 0) return NAN;
+    return h * (s->sum - 0.5 * (s->yfirst + s->ylast));
+}
+
+/* ---- the file job -------------------------------------------------------------------- */
+
+int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
+                char *msg, size_t msglen)
+{
+    int rank, P, err = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    double t[GP_NPHASES] = {0}, t0 = now(), tp;
+
+    /* --out must not be the input */
+    if (o->out && rank == 0 && same_file(o->out, o->file)) {
+        err = GP_EXIT_USAGE;
+        snprintf(msg, msglen, "--out %s is the input file", o->out);
+    }
+    if ((err = gp_agree(comm, err, msg, msglen))) return err;
+
+    gp_h5_input in;
+    tp = now();
+    err = gp_h5_open(comm, o->file, o->dataset, &in, msg, msglen);
+    if (err) return err;
+    const gp_dtype dt = in.dtype;
+    const size_t sz = gp_dtype_size(dt);
+    const int64_t N = in.n;
+    const int64_t m = (N + P - 1) / P; /* slots per rank for the merge exchange */
+    int64_t off, cnt;
+    gp_shard_range(N, P, rank, &off, &cnt);
+    snprintf(res->file, sizeof res->file, "%s", in.file);
+    snprintf(res->dataset, sizeof res->dataset, "%s", in.dataset);
+    snprintf(res->type_desc, sizeof res->type_desc, "%s", in.type_desc);
+    res->dtype = dt;
+    res->n = N;
+    res->dx = o->dx;
+    res->out = o->out;
+
+    /* buffers: the shard lives in m slots so the exchange can grow it to m keys */
+    const int sorting = !o->no_sort && P >= 1;
+    void *host = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
+    void *dev = be->alloc((size_t)m * sz);
+    void *dspare = NULL, *drecv = NULL, *hrecv = NULL;
+    if (sorting && P > 1) {
+        dspare = be->alloc((size_t)m * sz);
+        drecv = be->alloc((size_t)m * sz);
+        hrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
+    }
+    if (!host || !dev || (sorting && P > 1 && (!dspare || !drecv || !hrecv))) {
+        err = GP_EXIT_DEVICE;
+        snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
+                 rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
+    }
+    err = gp_agree(comm, err, msg, msglen);
+
+    if (!err) {
+        err = gp_h5_read(comm, &in, NULL, dt, off, cnt, host, msg, msglen);
+        t[GP_PH_READ] = now() - tp;
+    }
+
+    gp_stats local = gp_stats_empty(), total;
+    if (!err) {
+        tp = now();
+        BE_CALL("upload", be->upload(dev, host, (size_t)cnt * sz));
+        t[GP_PH_UPLOAD] = now() - tp;
+        tp = now();
+        BE_CALL("statistics", be->stats(dt, dev, cnt, 0, &local));
+        t[GP_PH_REDUCE] = now() - tp;
+        err = gp_agree(comm, err, msg, msglen);
+    }
+
+    /* non-uniform trapezoid rule: coordinates read as float64 */
+    if (!err && o->xdataset) {
+        double *hx = be->host_alloc((size_t)(cnt > 0 ? cnt : 1) * sizeof(double));
+        double *dx = be->alloc((size_t)cnt * sizeof(double));
+        if (!hx || !dx) {
+            err = GP_EXIT_DEVICE;
+            snprintf(msg, msglen, "rank %d: cannot allocate the --x coordinates: %s", rank, be->last_error());
+        }
+        err = gp_agree(comm, err, msg, msglen);
+        if (!err) {
+            tp = now();
+            err = gp_h5_read(comm, &in, o->xdataset, GP_F64, off, cnt, hx, msg, msglen);
+            t[GP_PH_READ] += now() - tp;
+        }
+        if (!err) {
+            tp = now();
+            BE_CALL("upload x", be->upload(dx, hx, (size_t)cnt * sizeof(double)));
+            BE_CALL("trapezoid rule", be->trap_x(dt, dev, dx, cnt, &local));
+            t[GP_PH_INTEGRATE] = now() - tp;
+            err = gp_agree(comm, err, msg, msglen);
+        }
+        if (hx) be->host_free(hx);
+        if (dx) be->free(dx);
+    }
+
+    if (!err) {
+        tp = now();
+        if (gp_stats_allreduce(comm, &local, &total) != MPI_SUCCESS) {
+            err = GP_EXIT_FAIL;
+            snprintf(msg, msglen, "MPI_Allreduce of the statistics failed");
+        }
+        t[GP_PH_REDUCE] += now() - tp;
+        res->stats = total;
+        res->integral_nonuniform = o->xdataset != NULL;
+        res->integral = o->xdataset ? total.trap : uniform_trapezoid(&total, o->dx);
+    }
+
+    /* sort: keys, local bitonic sort, rank-level merge exchange, back to values */
+    int64_t nk = cnt;
+    if (!err && sorting) {
+        const int width = (int)sz;
+        tp = now();
+        BE_CALL("to keys", be->to_keys(dt, dev, cnt));
+        BE_CALL("local sort", be->sort_keys(width, dev, cnt));
+        t[GP_PH_SORT] = now() - tp;
+        err = gp_agree(comm, err, msg, msglen);
+        if (!err && P > 1) {
+            gp_exchange_info xi;
+            tp = now();
+            gp_bitonic_exchange(comm, be, width, m, &dev, &nk, &dspare, drecv, host, hrecv, &xi);
+            t[GP_PH_EXCHANGE] = now() - tp;
+            int64_t bytes = 0;
+            MPI_Reduce(&xi.bytes_sent, &bytes, 1, MPI_INT64_T, MPI_SUM, 0, comm);
+            res->exchange_stages = xi.stages;
+            res->exchange_bytes = bytes;
+        }
+        if (!err) {
+            tp = now();
+            gp_stats sl = gp_stats_empty(), st;
+            BE_CALL("from keys", be->from_keys(dt, dev, nk));
+            BE_CALL("verify statistics", be->stats(dt, dev, nk, GP_STATS_ORDER, &sl));
+            err = gp_agree(comm, err, msg, msglen);
+            if (!err && gp_stats_allreduce(comm, &sl, &st) != MPI_SUCCESS) {
+                err = GP_EXIT_FAIL;
+                snprintf(msg, msglen, "MPI_Allreduce of the verification failed");
+            }
+            t[GP_PH_VERIFY] = now() - tp;
+            if (!err) {
+                res->sorted_done = 1;
+                res->sorted_stats = st;
+                res->sorted_descents = st.descents;
+                res->sorted_ok = st.descents == 0 && st.count == total.count &&
+                                 st.hash == total.hash && st.nan_count == total.nan_count &&
+                                 st.min_key == total.min_key && st.max_key == total.max_key;
+            }
+        }
+    }
+
+    if (!err && o->out) {
+        tp = now();
+        BE_CALL("download", be->download(host, dev, (size_t)nk * sz));
+        err = gp_agree(comm, err, msg, msglen);
+        if (!err && !res->sorted_ok) {
+            err = GP_EXIT_VERIFY;
+            snprintf(msg, msglen, "%s: the sorted result failed its check; nothing written", o->out);
+        }
+        if (!err) {
+            /* rank r holds global slots [r*m, r*m + nk); an empty rank past N writes nothing */
+            int64_t woff = (int64_t)rank * m < N ? (int64_t)rank * m : N;
+            err = gp_h5_write(comm, o->out, in.dataset, in.ftype, dt, N, woff, nk, host,
+                              o->force, msg, msglen);
+        }
+        t[GP_PH_WRITE] = now() - tp;
+    }
+
+    if (host) be->host_free(host);
+    if (hrecv) be->host_free(hrecv);
+    if (dev) be->free(dev);
+    if (dspare) be->free(dspare);
+    if (drecv) be->free(drecv);
+    gp_h5_close(&in);
+
+    t[GP_PH_TOTAL] = now() - t0;
+    MPI_Reduce(t, res->t, GP_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
+    if (!err && res->sorted_done && !res->sorted_ok) {
+        err = GP_EXIT_VERIFY;
+        snprintf(msg, msglen, "%s: %s: the sorted result failed its check (%lld descents, count %lld vs %lld)",
+                 res->file, res->dataset, (long long)res->sorted_descents,
+                 (long long)res->sorted_stats.count, (long long)res->stats.count);
+    }
+    return err;
+}
+
+/* ---- function mode ------------------------------------------------------------------- */
+
+int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
+                    char *msg, size_t msglen)
+{
+    int rank, P, err = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    double t0 = now(), t[GP_NPHASES] = {0};
+    const double h = (o->b - o->a) / (double)o->n;
+    int64_t i0, cnt;
+    gp_shard_range(o->n + 1, P, rank, &i0, &cnt); /* n + 1 points */
+    gp_stats s = gp_stats_empty(), total;
+    s.has_x = 0;
+    double w = 0.0;
+    BE_CALL("trapezoid rule", be->trap_fn(o->func, o->a, h, o->n, i0, i0 + cnt, &w));
+    s.count = cnt;
+    s.sum = w;
+    t[GP_PH_INTEGRATE] = now() - t0;
+    err = gp_agree(comm, err, msg, msglen);
+    if (!err && gp_stats_reduce(comm, &s, &total, 0) != MPI_SUCCESS) {
+        err = GP_EXIT_FAIL;
+        snprintf(msg, msglen, "MPI_Reduce of the partial integrals failed");
+    }
+    t[GP_PH_TOTAL] = now() - t0;
+    MPI_Reduce(t, res->t, GP_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
+    res->function_mode = 1;
+    res->func = o->func;
+    res->a = o->a;
+    res->b = o->b;
+    res->h = h;
+    res->ntrap = o->n;
+    if (!err && rank == 0) {
+        res->integral = h * total.sum;
+        res->exact = gp_func_exact(o->func, o->a, o->b);
+    }
+    return err;
+}

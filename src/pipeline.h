@@ -1,0 +1,90 @@
+/* pipeline.h — the gpuprim_mpi job: binding, read, GPU phases, MPI combination, write. */
+#ifndef GP_PIPELINE_H
+#define GP_PIPELINE_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "exchange.h"
+#include "gp_kernels.h"
+
+/* Phases reported in the timing table (seconds; the report shows ms, max over ranks). */
+enum {
+    GP_PH_READ = 0,
+    GP_PH_UPLOAD,
+    GP_PH_REDUCE,
+    GP_PH_INTEGRATE,
+    GP_PH_SORT,
+    GP_PH_EXCHANGE,
+    GP_PH_VERIFY,
+    GP_PH_WRITE,
+    GP_PH_TOTAL,
+    GP_NPHASES
+};
+extern const char *const gp_phase_names[GP_NPHASES];
+
+/* One rank's binding. */
+typedef struct gp_binding {
+    int rank, local_rank, local_size;
+    char host[64];
+    int device;               /* -1: CPU backend */
+    char device_name[128];
+    char busid[32];
+} gp_binding;
+
+/* Everything the report and the JSON show (valid on rank 0 after a run). */
+typedef struct gp_result {
+    int ranks;
+    const char *backend;          /* "cuda" or "cpu" */
+    int gpus_visible;             /* on rank 0's node */
+    int ranks_per_gpu_max;
+    /* file mode */
+    char file[1024], dataset[1024], type_desc[64];
+    gp_dtype dtype;
+    int64_t n;
+    gp_stats stats;               /* global, of the input */
+    double integral;              /* trapezoid rule of the samples */
+    int integral_nonuniform;      /* 1 with --x */
+    double dx;
+    int sorted_done;              /* the sort ran */
+    int sorted_ok;                /* verified: shards sorted, boundaries in order, multiset kept */
+    int64_t sorted_descents;
+    gp_stats sorted_stats;        /* global, of the sorted result */
+    int exchange_stages;
+    int64_t exchange_bytes;       /* summed over ranks */
+    const char *out;
+    /* function mode */
+    int function_mode;
+    gp_func func;
+    double a, b, h, exact;
+    int64_t ntrap;
+    /* times, seconds, max over ranks */
+    double t[GP_NPHASES];
+} gp_result;
+
+/* Chooses the backend for this rank: --backend cpu → CPU; cuda → CUDA on device
+ * local_rank % visible devices, or an error; auto → CUDA when a device is visible, else the
+ * CPU with a one-line notice from rank 0. Collective (ranks agree on the outcome). Returns
+ * 0 or GP_EXIT_DEVICE with msg set; fills *bind and *be. */
+int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
+                      gp_binding *bind, gp_result *res, char *msg, size_t msglen);
+
+/* Runs the file job (read → stats → integral → sort → exchange → verify → write).
+ * Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure. */
+int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
+                char *msg, size_t msglen);
+
+/* Runs the function-mode trapezoid rule: n trapezoids over [a, b], the n+1 points split
+ * over the ranks, combined in rank order. Collective. Returns a GP_EXIT_* code. */
+int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
+                    char *msg, size_t msglen);
+
+/* Prints the summary and the phase table (rank 0). */
+void gp_report_print(const gp_result *r, const gp_options *o);
+/* Prints the rank / host / device table (collective; rank 0 prints). */
+void gp_report_binding(MPI_Comm comm, const gp_binding *b);
+/* Writes the JSON report to path (rank 0). Returns 0 or -1 with errno. */
+int gp_report_json(const gp_result *r, const gp_options *o, const char *path);
+
+#endif /* GP_PIPELINE_H */

@@ -1,0 +1,208 @@
+/* report.c — the summary table, the binding table and the JSON report. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+
+/* Writes the element with key `key` as text: exact integers, %.17g floats. */
+static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)
+{
+    union { float f; double d; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
+    gp_key_to_elem(t, key, &v);
+    switch (t) {
+    case GP_F32: snprintf(buf, len, "%.9g", (double)v.f); break;
+    case GP_F64: snprintf(buf, len, "%.17g", v.d); break;
+    case GP_I32: snprintf(buf, len, "%d", (int)v.i32); break;
+    case GP_I64: snprintf(buf, len, "%lld", (long long)v.i64); break;
+    case GP_U32: snprintf(buf, len, "%u", (unsigned)v.u32); break;
+    case GP_U64: snprintf(buf, len, "%llu", (unsigned long long)v.u64); break;
+    default: snprintf(buf, len, "?");
+    }
+}
+
+/* Derived statistics of a record (NaN where undefined). */
+static void derived(const gp_stats *s, double *mean, double *l2)
+{
+    int64_t k = s->count - s->nan_count;
+    *mean = k > 0 ? s->sum / (double)k : NAN;
+    *l2 = sqrt(s->sumsq);
+}
+
+static void minmax_text(const gp_result *r, char *mn, char *mx, size_t len)
+{
+    if (r->stats.count - r->stats.nan_count > 0) {
+        fmt_key(mn, len, r->dtype, r->stats.min_key);
+        fmt_key(mx, len, r->dtype, r->stats.max_key);
+    } else {
+        snprintf(mn, len, "nan");
+        snprintf(mx, len, "nan");
+    }
+}
+
+void gp_report_print(const gp_result *r, const gp_options *o)
+{
+    if (o->quiet) return;
+    if (r->function_mode) {
+        printf("gpuprim_mpi: trapezoid rule of %s over [%.17g, %.17g], n = %lld trapezoids, %d rank%s, backend %s\n",
+               gp_func_name(r->func), r->a, r->b, (long long)r->ntrap, r->ranks,
+               r->ranks == 1 ? "" : "s", r->backend);
+        printf("  %-14s %.17g\n", "integral", r->integral);
+        printf("  %-14s %.17g\n", "exact", r->exact);
+        printf("  %-14s %.3e\n", "abs error", fabs(r->integral - r->exact));
+        printf("  %-14s %.9g\n", "h", r->h);
+        printf("  %-14s %.3f ms (max over ranks)\n", "time", r->t[GP_PH_TOTAL] * 1e3);
+        fflush(stdout);
+        return;
+    }
+    double mean, l2;
+    char mn[64], mx[64];
+    derived(&r->stats, &mean, &l2);
+    minmax_text(r, mn, mx, sizeof mn);
+    printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld elements, %d rank%s, backend %s\n",
+           r->file, r->dataset, r->type_desc, gp_dtype_name(r->dtype), (long long)r->n,
+           r->ranks, r->ranks == 1 ? "" : "s", r->backend);
+    printf("  %-14s %lld\n", "count", (long long)r->stats.count);
+    printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
+    printf("  %-14s %.17g\n", "sum", r->stats.sum);
+    printf("  %-14s %s\n", "min", mn);
+    printf("  %-14s %s\n", "max", mx);
+    printf("  %-14s %.17g\n", "mean", mean);
+    printf("  %-14s %.17g\n", "L2 norm", l2);
+    if (r->integral_nonuniform)
+        printf("  %-14s %.17g (trapezoid rule, coordinates from --x)\n", "integral", r->integral);
+    else
+        printf("  %-14s %.17g (trapezoid rule, dx = %g)\n", "integral", r->integral, r->dx);
+    if (r->sorted_done)
+        printf("  %-14s %s (%lld descents; count %s; multiset hash %s%s%s)\n", "sorted",
+               r->sorted_ok ? "yes, verified" : "NO",
+               (long long)r->sorted_descents,
+               r->sorted_stats.count == r->stats.count ? "kept" : "CHANGED",
+               r->sorted_stats.hash == r->stats.hash ? "kept" : "CHANGED",
+               r->out ? "; written to " : "", r->out ? r->out : "");
+    else
+        printf("  %-14s skipped (--no-sort)\n", "sorted");
+    if (r->ranks > 1 && r->sorted_done)
+        printf("  %-14s %d steps, %.1f MiB sent in all\n", "rank exchange", r->exchange_stages,
+               (double)r->exchange_bytes / 1048576.0);
+    printf("phase            time (ms, max over ranks)\n");
+    for (int i = 0; i < GP_NPHASES; i++)
+        printf("  %-14s %10.3f\n", gp_phase_names[i], r->t[i] * 1e3);
+    fflush(stdout);
+}
+
+void gp_report_binding(MPI_Comm comm, const gp_binding *b)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    gp_binding *all = NULL;
+    if (rank == 0) all = (gp_binding *)calloc((size_t)size, sizeof *all);
+    MPI_Gather(b, (int)sizeof *b, MPI_BYTE, all, (int)sizeof *b, MPI_BYTE, 0, comm);
+    if (rank == 0 && all) {
+        printf("rank  host                 local  device  name                            pci bus id\n");
+        for (int i = 0; i < size; i++)
+            printf("%4d  %-20s %5d  %6d  %-30s  %s\n", all[i].rank, all[i].host, all[i].local_rank,
+                   all[i].device, all[i].device_name, all[i].busid[0] ? all[i].busid : "-");
+        fflush(stdout);
+    }
+    free(all);
+}
+
+/* JSON number: NaN and infinities as the strings "nan", "inf", "-inf". */
+static void jnum(FILE *f, double x)
+{
+    if (isnan(x)) fprintf(f, "\"nan\"");
+    else if (isinf(x)) fprintf(f, x > 0 ? "\"inf\"" : "\"-inf\"");
+    else fprintf(f, "%.17g", x);
+}
+
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    (void)o;
+    fprintf(f, "{\n  \"version\": ");
+    jstr(f, GPUPRIM_VERSION);
+    fprintf(f, ",\n  \"ranks\": %d,\n  \"backend\": ", r->ranks);
+    jstr(f, r->backend);
+    fprintf(f, ",\n  \"gpus_visible\": %d,\n  \"ranks_per_gpu_max\": %d", r->gpus_visible,
+            r->ranks_per_gpu_max);
+    if (r->function_mode) {
+        fprintf(f, ",\n  \"mode\": \"function\",\n  \"function\": ");
+        jstr(f, gp_func_name(r->func));
+        fprintf(f, ",\n  \"a\": ");
+        jnum(f, r->a);
+        fprintf(f, ",\n  \"b\": ");
+        jnum(f, r->b);
+        fprintf(f, ",\n  \"n\": %lld,\n  \"integral\": ", (long long)r->ntrap);
+        jnum(f, r->integral);
+        fprintf(f, ",\n  \"exact\": ");
+        jnum(f, r->exact);
+    } else {
+        double mean, l2;
+        char mn[64], mx[64];
+        derived(&r->stats, &mean, &l2);
+        minmax_text(r, mn, mx, sizeof mn);
+        fprintf(f, ",\n  \"mode\": \"file\",\n  \"file\": ");
+        jstr(f, r->file);
+        fprintf(f, ",\n  \"dataset\": ");
+        jstr(f, r->dataset);
+        fprintf(f, ",\n  \"stored_type\": ");
+        jstr(f, r->type_desc);
+        fprintf(f, ",\n  \"dtype\": ");
+        jstr(f, gp_dtype_name(r->dtype));
+        fprintf(f, ",\n  \"count\": %lld,\n  \"nan_count\": %lld,\n  \"sum\": ",
+                (long long)r->stats.count, (long long)r->stats.nan_count);
+        jnum(f, r->stats.sum);
+        /* min/max: floats as numbers (%.17g is exact for float32 too), integers exactly */
+        const int none = r->stats.count - r->stats.nan_count == 0;
+        fprintf(f, ",\n  \"min\": ");
+        if (none || gp_dtype_is_float(r->dtype))
+            jnum(f, none ? NAN : gp_key_to_double(r->dtype, r->stats.min_key));
+        else
+            fprintf(f, "%s", mn);
+        fprintf(f, ",\n  \"max\": ");
+        if (none || gp_dtype_is_float(r->dtype))
+            jnum(f, none ? NAN : gp_key_to_double(r->dtype, r->stats.max_key));
+        else
+            fprintf(f, "%s", mx);
+        fprintf(f, ",\n  \"mean\": ");
+        jnum(f, mean);
+        fprintf(f, ",\n  \"l2_norm\": ");
+        jnum(f, l2);
+        fprintf(f, ",\n  \"integral\": ");
+        jnum(f, r->integral);
+        fprintf(f, ",\n  \"integral_rule\": \"%s\"", r->integral_nonuniform ? "trapezoid, --x" : "trapezoid, uniform dx");
+        fprintf(f, ",\n  \"dx\": ");
+        jnum(f, r->dx);
+        fprintf(f, ",\n  \"sorted\": %s,\n  \"sorted_verified\": %s,\n  \"sorted_descents\": %lld",
+                r->sorted_done ? "true" : "false", r->sorted_ok ? "true" : "false",
+                (long long)r->sorted_descents);
+        fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld", r->exchange_stages,
+                (long long)r->exchange_bytes);
+        fprintf(f, ",\n  \"out\": ");
+        if (r->out) jstr(f, r->out); else fprintf(f, "null");
+    }
+    fprintf(f, ",\n  \"times_ms\": {");
+    for (int i = 0; i < GP_NPHASES; i++) {
+        fprintf(f, "%s\n    ", i ? "," : "");
+        jstr(f, gp_phase_names[i]);
+        fprintf(f, ": %.6f", r->t[i] * 1e3);
+    }
+    fprintf(f, "\n  }\n}\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
