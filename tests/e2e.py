@@ -1,0 +1,361 @@
+#!/usr/bin/env python3
+"""End-to-end tests of gpuprim_mpi / gpuprim_gen on files written by h5py, checked with numpy.
+
+usage: e2e.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --np P --backend cpu|cuda [--cli]
+
+For each input (fresh random data, seed printed; GPUPRIM_TEST_SEED reproduces) it runs
+    mpirun -np P gpuprim_mpi FILE --backend B --json R.json --out SORTED.h5
+and checks against numpy on the same file: count and NaN count exactly, min and max exactly,
+sum / mean / L2 norm / trapezoid integral to 1e-12 relative (of the sum of magnitudes), and
+the written file: one dataset of the input's element type whose values are numpy's sort of
+the input, bit for bit (NaNs last, -0.0 before +0.0). With --cli it checks the command-line
+contract instead: exit codes and messages of bad input, function mode, the generator.
+Exit 0 when everything passes, 77 when --backend cuda finds no GPU.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+np.seterr(all="ignore")
+
+FAILS = []
+PASSES = [0]
+
+
+def check(ok, what):
+    if ok:
+        PASSES[0] += 1
+    else:
+        FAILS.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def run(args, cmd, np_=None, expect=0):
+    full = ["sh", args.mpirun, "-np", str(np_ or args.np)] + cmd
+    p = subprocess.run(full, capture_output=True, text=True, timeout=600)
+    return p
+
+
+def prog(args, name):
+    return os.path.join(args.bin, name)
+
+
+# ---- numpy references ------------------------------------------------------------------
+
+def read_dtype(stored):
+    """The gp_dtype numpy type that gpuprim reads a stored type as."""
+    k, size = stored.kind, stored.itemsize
+    if k == "f":
+        return np.float32 if size <= 4 else np.float64
+    if k == "i":
+        return np.int32 if size <= 4 else np.int64
+    if k == "u":
+        return np.uint32 if size <= 4 else np.uint64
+    raise ValueError(stored)
+
+
+def keys(a):
+    """Order keys as gpuprim defines them (NaN last, -0.0 before +0.0)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.kind == "f":
+        ut = np.uint32 if a.dtype.itemsize == 4 else np.uint64
+        bits = a.view(ut).copy()
+        sign = ut(1) << ut(8 * a.dtype.itemsize - 1)
+        neg = (bits & sign) != 0
+        k = np.where(neg, ~bits, bits | sign).astype(ut)
+        k[np.isnan(a)] = np.iinfo(ut).max
+        return k
+    if a.dtype.kind == "i":
+        ut = np.uint32 if a.dtype.itemsize == 4 else np.uint64
+        return a.view(ut) ^ (ut(1) << ut(8 * a.dtype.itemsize - 1))
+    return a
+
+
+def ref_sorted(a):
+    return a[np.argsort(keys(a), kind="stable")]
+
+
+def close(a, b, scale):
+    a, b = jnum(a), float(b)
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= 1e-12 * scale + 1e-300
+
+
+def jnum(v):
+    return float(v) if isinstance(v, str) else v
+
+
+# ---- inputs ------------------------------------------------------------------------------
+
+def make_inputs(work, rng):
+    """Writes the input files with h5py. Returns (name, path, dataset, options) tuples."""
+    cases = []
+
+    def put(name, data, dset="data", dtype=None, **kw):
+        path = os.path.join(work, name + ".h5")
+        with h5py.File(path, "w") as f:
+            f.create_dataset(dset, data=data, dtype=dtype, **kw)
+        cases.append((name, path, None, []))
+        return path
+
+    n = 100003
+    a = rng.standard_normal(n) * 1e3
+    idx = rng.choice(n, 300, replace=False)
+    a[idx[:100]] = np.nan
+    a[idx[100:150]] = np.inf
+    a[idx[150:200]] = -np.inf
+    a[idx[200:250]] = -0.0
+    a[idx[250:]] = 0.0
+    put("f64_special_gzip", a, chunks=(4096,), compression="gzip", compression_opts=4, shuffle=True)
+    put("f64_finite", rng.standard_normal(65537) * 1e6 + 3.0)
+    put("f32_2d", rng.standard_normal((333, 77)).astype(np.float32))
+    put("i32_bigendian", rng.integers(-2**31, 2**31, 65537).astype(">i4"))
+    put("i16", rng.integers(-2**15, 2**15, 1000).astype(np.int16))
+    put("f16", (rng.standard_normal(4097) * 100).astype(np.float16))
+    put("u64_high", (np.uint64(2**64 - 1) - rng.integers(0, 2**40, 1025).astype(np.uint64)))
+    put("i64_small", rng.integers(-2**62, 2**62, 7).astype(np.int64))
+    put("u32_one", np.array([4000000000], dtype=np.uint32))
+    put("u8_3d", rng.integers(0, 256, (4, 5, 6)).astype(np.uint8), dset="g/cube")
+    put("f64_dups", rng.integers(0, 3, 2**14 + 1).astype(np.float64))
+    put("f32_equal", np.full(2**10 - 1, 7.25, dtype=np.float32))
+    put("i64_sorted", np.arange(-500, 1549, dtype=np.int64))
+    put("u32_reversed", np.arange(4097, 0, -1, dtype=np.uint32))
+    put("f32_big", rng.random(1000000, dtype=np.float32) - 0.5)
+    put("f64_empty", np.zeros(0))
+    # two numeric datasets: pick with --dataset; integrate over --x
+    path = os.path.join(work, "xy.h5")
+    x = np.cumsum(rng.random(10007) + 0.01)
+    with h5py.File(path, "w") as f:
+        f["x"] = x
+        f["y"] = np.sin(x / 100.0) * 5.0
+        f["label"] = np.bytes_("not numeric")
+    cases.append(("xy_dx", path, "y", ["--dx", "0.25"]))
+    cases.append(("xy_x", path, "y", ["--x", "x"]))
+    return cases
+
+
+def check_case(args, name, path, dset, opts):
+    rj = os.path.join(args.work, name + ".json")
+    out = os.path.join(args.work, name + ".sorted.h5")
+    for f in (rj, out):
+        if os.path.exists(f):
+            os.remove(f)
+    cmd = [prog(args, "gpuprim_mpi"), path, "--backend", args.backend, "--json", rj, "--out", out, "--quiet"]
+    if dset:
+        cmd += ["--dataset", dset]
+    cmd += opts
+    p = run(args, cmd)
+    check(p.returncode == 0, f"{name}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
+    if p.returncode != 0:
+        return
+    r = json.load(open(rj))
+    with h5py.File(path, "r") as f:
+        if dset is None:
+            names = []
+            f.visititems(lambda k, o: names.append(k) if isinstance(o, h5py.Dataset) else None)
+            dset_path = names[0]
+        else:
+            dset_path = dset
+        stored = f[dset_path].dtype
+        y = f[dset_path][()].reshape(-1).astype(read_dtype(stored))
+        xs = f["x"][()] if "--x" in opts else None
+    yd = y.astype(np.float64)
+    fin = ~np.isnan(yd)
+    scale = float(np.sum(np.abs(yd[np.isfinite(yd)]))) + 1.0
+    check(r["count"] == y.size, f"{name}: count {r['count']} != {y.size}")
+    check(r["nan_count"] == int(np.isnan(yd).sum()), f"{name}: nan_count")
+    ref_sum = float(np.sum(yd[fin])) if fin.any() else 0.0
+    check(close(jnum(r["sum"]), ref_sum, scale), f"{name}: sum {r['sum']} vs {ref_sum}")
+    if fin.any():
+        mn, mx = y[fin].min(), y[fin].max()
+        if y.dtype.kind == "f":
+            # -0.0 is below +0.0 for gpuprim; numpy's min may pick either
+            check(np.array(r["min"], dtype=y.dtype) == mn, f"{name}: min {r['min']} vs {mn}")
+            check(np.array(r["max"], dtype=y.dtype) == mx, f"{name}: max {r['max']} vs {mx}")
+        else:
+            check(int(r["min"]) == int(mn), f"{name}: min {r['min']} vs {mn}")
+            check(int(r["max"]) == int(mx), f"{name}: max {r['max']} vs {mx}")
+        check(close(jnum(r["mean"]), ref_sum / fin.sum(), scale / fin.sum()), f"{name}: mean")
+        l2 = math.sqrt(float(np.sum(yd[fin] ** 2)))
+        check(close(jnum(r["l2_norm"]), l2, l2 + 1e-300), f"{name}: L2 {r['l2_norm']} vs {l2}")
+    if y.size >= 2 and not np.isnan(yd).any():
+        if xs is not None:
+            ti = float(np.sum((xs[1:] - xs[:-1]) * (yd[1:] + yd[:-1]) / 2))
+            sc = float(np.sum(np.abs((xs[1:] - xs[:-1]) * (yd[1:] + yd[:-1]) / 2))) + 1
+        else:
+            dx = float(opts[opts.index("--dx") + 1]) if "--dx" in opts else 1.0
+            ti = float(np.sum((yd[1:] + yd[:-1]) / 2)) * dx
+            sc = scale * abs(dx)
+        check(close(jnum(r["integral"]), ti, sc), f"{name}: integral {r['integral']} vs {ti}")
+    check(r["sorted"] and r["sorted_verified"], f"{name}: sorted/verified flags")
+    # the written file: one dataset, the input's stored type, numpy's order
+    with h5py.File(out, "r") as f:
+        names = []
+        f.visititems(lambda k, o: names.append(k) if isinstance(o, h5py.Dataset) else None)
+        check(len(names) == 1, f"{name}: output holds {names}")
+        d = f[names[0]]
+        check(d.dtype == stored, f"{name}: output type {d.dtype} != input {stored}")
+        got = d[()].reshape(-1).astype(read_dtype(stored))
+    want = ref_sorted(y)
+    if y.dtype.kind == "f":
+        gn, wn = np.isnan(got), np.isnan(want)
+        same = got.shape == want.shape and np.array_equal(gn, wn) and np.array_equal(
+            got[~gn].view(np.uint32 if got.itemsize == 4 else np.uint64),
+            want[~wn].view(np.uint32 if want.itemsize == 4 else np.uint64))
+    else:
+        same = np.array_equal(got, want)
+    check(same, f"{name}: sorted output differs from numpy's sort")
+    leftovers = [f for f in os.listdir(args.work) if ".tmp" in f]
+    check(not leftovers, f"{name}: temporary files left: {leftovers}")
+
+
+# ---- the command-line contract ---------------------------------------------------------
+
+def check_cli(args, rng):
+    mpi = prog(args, "gpuprim_mpi")
+    gen = prog(args, "gpuprim_gen")
+    w = args.work
+
+    def expect(cmd, code, text, what):
+        p = run(args, cmd)
+        err = p.stderr.strip()
+        ok = p.returncode == code and (text is None or text in err)
+        check(ok, f"cli {what}: exit {p.returncode} (want {code}), stderr: {err[-300:]!r}")
+        if text is not None and code != 0:
+            lines = [l for l in err.splitlines() if "error" in l]
+            check(len(lines) == 1, f"cli {what}: want one error line, got {lines}")
+        return p
+
+    good = os.path.join(w, "good.h5")
+    with h5py.File(good, "w") as f:
+        f["data"] = rng.standard_normal(1000)
+    amb = os.path.join(w, "amb.h5")
+    with h5py.File(amb, "w") as f:
+        f["a"] = np.arange(5.0)
+        f["g/b"] = np.arange(3)
+        f["s"] = np.bytes_("text")
+    expect([mpi], 2, "no input file", "no arguments")
+    expect([mpi, good, "--frobnicate"], 2, "unknown option", "unknown option")
+    expect([mpi, "--function", "cos"], 2, "unknown function", "unknown function")
+    expect([mpi, "--function", "sin", "--n", "0"], 2, "--n", "n = 0")
+    expect([mpi, "--function", "sin", "--a", "1", "--b", "1"], 2, "a < b", "empty interval")
+    expect([mpi, good, "--dx", "0"], 2, "--dx", "dx = 0")
+    expect([mpi, good, "--backend", "tpu"], 2, "--backend", "bad backend")
+    expect([mpi, os.path.join(w, "missing.h5")], 3, "missing.h5", "missing file")
+    notfile = os.path.join(w, "text.h5")
+    open(notfile, "w").write("this is not HDF5\n")
+    expect([mpi, notfile], 3, "text.h5", "not an HDF5 file")
+    expect([mpi, good, "--dataset", "nope"], 4, "nope", "missing dataset")
+    p = expect([mpi, amb], 4, "--dataset", "ambiguous dataset")
+    check("/a" in p.stderr and "/g/b" in p.stderr, "cli ambiguous: candidates listed")
+    expect([mpi, amb, "--dataset", "s"], 4, "/s", "string dataset")
+    expect([mpi, good, "--out", good, "--force"], 2, "input file", "--out equals input")
+    existing = os.path.join(w, "exists.h5")
+    open(existing, "w").write("keep me")
+    expect([mpi, good, "--out", existing, "--backend", args.backend], 6, "exists", "existing --out")
+    check(open(existing).read() == "keep me", "cli: existing output untouched")
+    expect([mpi, good, "--out", existing, "--force", "--quiet", "--backend", args.backend], 0, None, "--force")
+    with h5py.File(existing, "r") as f:
+        check(np.array_equal(f["data"][()], np.sort(h5py.File(good, "r")["data"][()])), "cli: --force output sorted")
+    p = run(args, [mpi, "--help"], np_=1)
+    check(p.returncode == 0 and "--function" in p.stdout, "cli --help")
+    p = run(args, [mpi, "--version"], np_=1)
+    check(p.returncode == 0 and "gpuprim_mpi" in p.stdout, "cli --version")
+    p = run(args, [mpi, good, "--backend", args.backend, "--verbose", "--no-sort"])
+    check(p.returncode == 0 and "rank" in p.stdout and "phase" in p.stdout and "skipped" in p.stdout,
+          "cli --verbose --no-sort table")
+
+    # function mode: known integrals, the same for every rank count
+    known = [("x2", 0.0, 1.0, 1.0 / 3.0), ("sin", 0.0, math.pi, 2.0), ("exp", 0.0, 1.0, math.e - 1.0),
+             ("gauss", -3.0, 3.0, math.sqrt(math.pi) * math.erf(3.0))]
+    for fn, a, b, exact in known:
+        vals = []
+        for P in (1, 2, 3, 5, 8):
+            rj = os.path.join(w, f"fn_{fn}_{P}.json")
+            p = run(args, [mpi, "--function", fn, "--a", repr(a), "--b", repr(b), "--n", "1e6",
+                           "--backend", args.backend, "--json", rj, "--quiet"], np_=P)
+            check(p.returncode == 0, f"function {fn} P={P}: exit {p.returncode} {p.stderr[-300:]}")
+            if p.returncode == 0:
+                vals.append(json.load(open(rj))["integral"])
+        h = (b - a) / 1e6
+        for P, v in zip((1, 2, 3, 5, 8), vals):
+            # trapezoid error ~ (b-a) h^2 max|f''| / 12
+            check(abs(v - exact) < (b - a) * h * h * 3.0 + 1e-12, f"function {fn} P={P}: {v} vs {exact}")
+        check(len(vals) == 5 and max(vals) - min(vals) <= 1e-13 * abs(exact) + 1e-15,
+              f"function {fn}: rank counts disagree {vals}")
+    p = run(args, [mpi, "--function", "sin", "--a", "0", "--b", "3.14159", "--n", "1000000", "--backend", args.backend])
+    check(p.returncode == 0 and "integral" in p.stdout and "exact" in p.stdout, "function mode table")
+
+    # the generator: every distribution, file independent of the rank count
+    for dist, dt in [("uniform", "f32"), ("normal", "f64"), ("sorted", "i64"), ("reversed", "u32"),
+                     ("few-unique", "i32"), ("with-nan", "f64"), ("uniform", "u64")]:
+        outs = []
+        for P in (1, 3):
+            o = os.path.join(w, f"gen_{dist}_{dt}_{P}.h5")
+            if os.path.exists(o):
+                os.remove(o)
+            p = run(args, [gen, o, "--n", "10007", "--dtype", dt, "--dist", dist, "--seed", "5"], np_=P)
+            check(p.returncode == 0, f"gen {dist} {dt} P={P}: exit {p.returncode} {p.stderr[-300:]}")
+            if p.returncode == 0:
+                with h5py.File(o, "r") as f:
+                    outs.append(f["data"][()])
+        if len(outs) == 2:
+            check(outs[0].size == 10007 and outs[0].dtype == np.dtype(
+                {"f32": "f4", "f64": "f8", "i32": "i4", "i64": "i8", "u32": "u4", "u64": "u8"}[dt]),
+                f"gen {dist} {dt}: size/type")
+            check(outs[0].tobytes() == outs[1].tobytes(), f"gen {dist} {dt}: differs between -np 1 and -np 3")
+            a = outs[0]
+            if dist == "sorted":
+                check(np.all(a[1:] >= a[:-1]), "gen sorted is sorted")
+            if dist == "reversed":
+                check(np.all(a[1:] <= a[:-1]), "gen reversed is reversed")
+            if dist == "few-unique":
+                check(len(np.unique(a)) <= 16, "gen few-unique")
+            if dist == "with-nan":
+                check(np.isnan(a).any(), "gen with-nan has NaNs")
+            if dist == "normal":
+                check(abs(a.mean()) < 0.1 and abs(a.std() - 1) < 0.1, "gen normal moments")
+    expect([gen, os.path.join(w, "g.h5"), "--dtype", "i32", "--dist", "with-nan"], 2, None, "gen with-nan int")
+    expect([gen, os.path.join(w, "g.h5"), "--dtype", "f16"], 2, None, "gen bad dtype")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--np", type=int, default=1)
+    ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--cli", action="store_true")
+    args = ap.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    seed = int(os.environ.get("GPUPRIM_TEST_SEED", "0")) or int.from_bytes(os.urandom(4), "little")
+    print(f"e2e: np={args.np} backend={args.backend} seed={seed} (GPUPRIM_TEST_SEED reproduces)", flush=True)
+    rng = np.random.default_rng(seed)
+    if args.backend == "cuda":
+        p = run(args, [prog(args, "gpuprim_mpi"), "--function", "x2", "--n", "10", "--backend", "cuda", "--quiet"], np_=1)
+        if p.returncode == 7:
+            print("SKIP: no CUDA device visible:", p.stderr.strip())
+            return 77
+    if args.cli:
+        check_cli(args, rng)
+    else:
+        for name, path, dset, opts in make_inputs(args.work, rng):
+            check_case(args, name, path, dset, opts)
+    print(f"{PASSES[0]} passed, {len(FAILS)} failed")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
