@@ -152,8 +152,14 @@ int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t 
             *nkeys = nout;
             info->merges++;
             info->bytes_sent += mine * width;
+            double t2 = MPI_Wtime();
             info->t_comm += t1 - t0;
-            info->t_merge += MPI_Wtime() - t1;
+            info->t_merge += t2 - t1;
+            if (info->stages <= GP_XSTEPS_MAX) {
+                info->step_comm[info->stages - 1] = t1 - t0;
+                info->step_merge[info->stages - 1] = t2 - t1;
+                info->step_bytes[info->stages - 1] = mine * width;
+            }
         }
     }
     return 0;

@@ -18,13 +18,21 @@ int gp_stats_reduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total, int ro
 /* Same, but every rank receives the total (MPI_Allreduce with the same operation). */
 int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total);
 
+/* Most network steps recorded per step (P up to 2^21 ranks). */
+#define GP_XSTEPS_MAX 231
+
 /* What the exchange did on this rank. */
 typedef struct gp_exchange_info {
     int stages;            /* network steps (P' = P rounded up to 2^k: log2 P'(log2 P'+1)/2) */
     int merges;            /* steps in which this rank merged with a real partner */
     int64_t bytes_sent;    /* payload bytes this rank sent */
-    double t_comm;         /* seconds in transfers (device<->host and MPI) */
+    double t_comm;         /* seconds in transfers (device->host, MPI, host->device) */
     double t_merge;        /* seconds in merge-splits */
+    /* per step s < min(stages, GP_XSTEPS_MAX): seconds in transfers and in the merge-split,
+     * and the bytes this rank sent (0 when its partner was virtual) */
+    double step_comm[GP_XSTEPS_MAX];
+    double step_merge[GP_XSTEPS_MAX];
+    int64_t step_bytes[GP_XSTEPS_MAX];
 } gp_exchange_info;
 
 /* Rank-level bitonic merge exchange (the mirror form of the bitonic network over ranks,

@@ -242,6 +242,14 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             MPI_Reduce(&xi.bytes_sent, &bytes, 1, MPI_INT64_T, MPI_SUM, 0, comm);
             res->exchange_stages = xi.stages;
             res->exchange_bytes = bytes;
+            int ns = xi.stages < GP_XSTEPS_MAX ? xi.stages : GP_XSTEPS_MAX;
+            MPI_Reduce(xi.step_comm, res->xstep_comm_ms, ns, MPI_DOUBLE, MPI_MAX, 0, comm);
+            MPI_Reduce(xi.step_merge, res->xstep_merge_ms, ns, MPI_DOUBLE, MPI_MAX, 0, comm);
+            MPI_Reduce(xi.step_bytes, res->xstep_bytes, ns, MPI_INT64_T, MPI_SUM, 0, comm);
+            for (int s = 0; s < ns; s++) {
+                res->xstep_comm_ms[s] *= 1e3;
+                res->xstep_merge_ms[s] *= 1e3;
+            }
         }
         if (!err) {
             tp = now();

@@ -53,6 +53,10 @@ typedef struct gp_result {
     gp_stats sorted_stats;        /* global, of the sorted result */
     int exchange_stages;
     int64_t exchange_bytes;       /* summed over ranks */
+    /* per exchange step (max over ranks for times, sum over ranks for bytes) */
+    double xstep_comm_ms[GP_XSTEPS_MAX];
+    double xstep_merge_ms[GP_XSTEPS_MAX];
+    int64_t xstep_bytes[GP_XSTEPS_MAX];
     const char *out;
     /* function mode */
     int function_mode;

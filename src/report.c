@@ -89,6 +89,14 @@ void gp_report_print(const gp_result *r, const gp_options *o)
     printf("phase            time (ms, max over ranks)\n");
     for (int i = 0; i < GP_NPHASES; i++)
         printf("  %-14s %10.3f\n", gp_phase_names[i], r->t[i] * 1e3);
+    if (o->verbose && r->sorted_done && r->exchange_stages > 0) {
+        printf("exchange step  transfer ms  merge ms  MiB sent (all ranks)  GB/s (sent / transfer)\n");
+        int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
+        for (int s = 0; s < ns; s++)
+            printf("  %11d  %11.3f  %8.3f  %20.1f  %8.2f\n", s + 1, r->xstep_comm_ms[s],
+                   r->xstep_merge_ms[s], (double)r->xstep_bytes[s] / 1048576.0,
+                   r->xstep_comm_ms[s] > 0 ? (double)r->xstep_bytes[s] / (r->xstep_comm_ms[s] * 1e6) : 0.0);
+    }
     fflush(stdout);
 }
 
@@ -194,6 +202,12 @@ int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
                 (long long)r->sorted_descents);
         fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld", r->exchange_stages,
                 (long long)r->exchange_bytes);
+        fprintf(f, ",\n  \"exchange_step_times\": [");
+        int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
+        for (int s = 0; s < ns; s++)
+            fprintf(f, "%s\n    {\"transfer_ms\": %.6f, \"merge_ms\": %.6f, \"bytes\": %lld}",
+                    s ? "," : "", r->xstep_comm_ms[s], r->xstep_merge_ms[s], (long long)r->xstep_bytes[s]);
+        fprintf(f, "%s]", ns ? "\n  " : "");
         fprintf(f, ",\n  \"out\": ");
         if (r->out) jstr(f, r->out); else fprintf(f, "null");
     }
