@@ -44,12 +44,10 @@ uint64_t gp_key_of(gp_dtype t, const void *elem)
     switch (t) {
     case GP_F32:
         memcpy(&u32, elem, 4);
-        if ((u32 & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFFFFFu; /* NaN */
-        return (u32 & 0x80000000u) ? (uint32_t)~u32 : (u32 | 0x80000000u);
+        return gp_key_f32_bits(u32);
     case GP_F64:
         memcpy(&u64, elem, 8);
-        if ((u64 & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull) return ~0ull;
-        return (u64 & 0x8000000000000000ull) ? ~u64 : (u64 | 0x8000000000000000ull);
+        return gp_key_f64_bits(u64);
     case GP_I32: memcpy(&u32, elem, 4); return u32 ^ 0x80000000u;
     case GP_U32: memcpy(&u32, elem, 4); return u32;
     case GP_I64: memcpy(&u64, elem, 8); return u64 ^ 0x8000000000000000ull;
@@ -64,13 +62,11 @@ void gp_key_to_elem(gp_dtype t, uint64_t key, void *elem)
     uint64_t u64 = key;
     switch (t) {
     case GP_F32:
-        if (u32 == 0xFFFFFFFFu) u32 = 0x7FFFFFFFu; /* canonical NaN */
-        else u32 = (u32 & 0x80000000u) ? (u32 & 0x7FFFFFFFu) : ~u32;
+        u32 = gp_unkey_f32_bits(u32);
         memcpy(elem, &u32, 4);
         break;
     case GP_F64:
-        if (u64 == ~0ull) u64 = 0x7FFFFFFFFFFFFFFFull;
-        else u64 = (u64 & 0x8000000000000000ull) ? (u64 & 0x7FFFFFFFFFFFFFFFull) : ~u64;
+        u64 = gp_unkey_f64_bits(u64);
         memcpy(elem, &u64, 8);
         break;
     case GP_I32: u32 ^= 0x80000000u; memcpy(elem, &u32, 4); break;

@@ -54,29 +54,6 @@ static int cpu_fail(int code, const char *func, const char *file, int line, cons
 /* Records the failure in cpu_errbuf and evaluates to `code`. */
 #define CPU_FAIL(code, ...) cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
 
-/* ---- inlined key maps (mirrors of common.c; see the file comment) -------------------- */
-
-static inline uint32_t key_f32(uint32_t u)
-{
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFFFFFu; /* every NaN */
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-static inline uint64_t key_f64(uint64_t u)
-{
-    if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull) return ~0ull;
-    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
-}
-static inline uint32_t unkey_f32(uint32_t k)
-{
-    if (k == 0xFFFFFFFFu) return 0x7FFFFFFFu; /* canonical NaN */
-    return (k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k;
-}
-static inline uint64_t unkey_f64(uint64_t k)
-{
-    if (k == ~0ull) return 0x7FFFFFFFFFFFFFFFull;
-    return (k & 0x8000000000000000ull) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k;
-}
-
 /* ---- deterministic pairwise combination of chunk sums --------------------------------- */
 
 #define GP_CPU_CHUNK 4096
@@ -175,8 +152,8 @@ typedef struct stats_acc {
 #define NEVER_NAN(b) ((void)(b), 0)
 #define TO_DOUBLE(v) ((double)(v))
 
-STATS_CHUNK(stats_chunk_f32, uint32_t, float, key_f32, ISNAN_F32, TO_DOUBLE)
-STATS_CHUNK(stats_chunk_f64, uint64_t, double, key_f64, ISNAN_F64, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_f32, uint32_t, float, gp_key_f32_bits, ISNAN_F32, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_f64, uint64_t, double, gp_key_f64_bits, ISNAN_F64, TO_DOUBLE)
 STATS_CHUNK(stats_chunk_i32, uint32_t, int32_t, KEY_I32, NEVER_NAN, TO_DOUBLE)
 STATS_CHUNK(stats_chunk_i64, uint64_t, int64_t, KEY_I64, NEVER_NAN, TO_DOUBLE)
 STATS_CHUNK(stats_chunk_u32, uint32_t, uint32_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
@@ -403,14 +380,14 @@ int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
     if (gp_dtype_size(t) == 4) {
         uint32_t *k = (uint32_t *)buf;
         switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = key_f32(k[i]); break;
+        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_key_f32_bits(k[i]); break;
         case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
         default: break; /* GP_U32: identity */
         }
     } else {
         uint64_t *k = (uint64_t *)buf;
         switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = key_f64(k[i]); break;
+        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_key_f64_bits(k[i]); break;
         case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
         default: break; /* GP_U64: identity */
         }
@@ -431,14 +408,14 @@ int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
     if (gp_dtype_size(t) == 4) {
         uint32_t *k = (uint32_t *)buf;
         switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = unkey_f32(k[i]); break;
+        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_unkey_f32_bits(k[i]); break;
         case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
         default: break;
         }
     } else {
         uint64_t *k = (uint64_t *)buf;
         switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = unkey_f64(k[i]); break;
+        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_unkey_f64_bits(k[i]); break;
         case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
         default: break;
         }

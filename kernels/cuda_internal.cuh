@@ -93,32 +93,11 @@ int gpc_devinfo_get(const gpc_devinfo **out);
 /* Same meaning as gp_key_of / gp_key_to_elem in common.c (see gp_kernels.h). Keys of
  * 4-byte types are returned zero-extended in a uint64_t by gpc_key_of. */
 
-__host__ __device__ __forceinline__ uint32_t gpc_key_f32_bits(uint32_t u)
-{
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFFFFFu; /* any NaN */
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-__host__ __device__ __forceinline__ uint64_t gpc_key_f64_bits(uint64_t u)
-{
-    if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull) return ~0ull; /* any NaN */
-    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
-}
-__host__ __device__ __forceinline__ uint32_t gpc_unkey_f32_bits(uint32_t k)
-{
-    if (k == 0xFFFFFFFFu) return 0x7FFFFFFFu; /* canonical quiet NaN */
-    return (k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k;
-}
-__host__ __device__ __forceinline__ uint64_t gpc_unkey_f64_bits(uint64_t k)
-{
-    if (k == ~0ull) return 0x7FFFFFFFFFFFFFFFull;
-    return (k & 0x8000000000000000ull) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k;
-}
-
 /* Element -> key (zero-extended to 64 bits for the 4-byte types). */
-__device__ __forceinline__ uint64_t gpc_key_of(float v) { return gpc_key_f32_bits(__float_as_uint(v)); }
+__device__ __forceinline__ uint64_t gpc_key_of(float v) { return gp_key_f32_bits(__float_as_uint(v)); }
 __device__ __forceinline__ uint64_t gpc_key_of(double v)
 {
-    return gpc_key_f64_bits((uint64_t)__double_as_longlong(v));
+    return gp_key_f64_bits((uint64_t)__double_as_longlong(v));
 }
 __device__ __forceinline__ uint64_t gpc_key_of(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
 __device__ __forceinline__ uint64_t gpc_key_of(uint32_t v) { return v; }
@@ -139,15 +118,6 @@ __device__ __forceinline__ bool gpc_is_nan(int32_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(uint32_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(int64_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(uint64_t) { return false; }
-
-/* gp_mix64 (splitmix64's finaliser) with the same constants, usable on the device. */
-__host__ __device__ __forceinline__ uint64_t gpc_mix64(uint64_t z)
-{
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 /* ---- entry points of cuda_reduce.cu / cuda_sort.cu (the backend table's entries) ------ */
 /* Each has exactly the meaning of the gp_backend entry of the same name (gp_kernels.h);

@@ -43,7 +43,7 @@ struct StatPart {
     double sumsq;             /* sum of their squares */
     unsigned long long mn;    /* smallest non-NaN key (identity ~0) */
     unsigned long long mx;    /* largest non-NaN key (identity 0) */
-    unsigned long long hash;  /* sum of gpc_mix64(key) mod 2^64 over all elements */
+    unsigned long long hash;  /* sum of gp_mix64(key) mod 2^64 over all elements */
     long long desc;           /* descents counted so far */
 };
 
@@ -169,7 +169,7 @@ k_finish(const P *__restrict__ parts, int nparts, P *dst, const void *ends_src, 
 template <typename T>
 __device__ __forceinline__ void stat_add(StatPart &a, T v, unsigned long long k)
 {
-    a.hash += gpc_mix64(k);
+    a.hash += gp_mix64(k);
     if (gpc_is_nan(v)) {
         a.nan += 1;
     } else {

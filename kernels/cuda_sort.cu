@@ -238,14 +238,14 @@ __global__ void __launch_bounds__(MAP_THREADS) k_keymap(void *buf, long long n)
         if (OP == TO_F32 || OP == FROM_F32 || OP == FLIP32) {
             uint32_t *p = (uint32_t *)buf;
             const uint32_t u = p[i];
-            p[i] = OP == TO_F32 ? gpc_key_f32_bits(u)
-                 : OP == FROM_F32 ? gpc_unkey_f32_bits(u)
+            p[i] = OP == TO_F32 ? gp_key_f32_bits(u)
+                 : OP == FROM_F32 ? gp_unkey_f32_bits(u)
                                   : (u ^ 0x80000000u);
         } else {
             uint64_t *p = (uint64_t *)buf;
             const uint64_t u = p[i];
-            p[i] = OP == TO_F64 ? gpc_key_f64_bits(u)
-                 : OP == FROM_F64 ? gpc_unkey_f64_bits(u)
+            p[i] = OP == TO_F64 ? gp_key_f64_bits(u)
+                 : OP == FROM_F64 ? gp_unkey_f64_bits(u)
                                   : (u ^ 0x8000000000000000ull);
         }
     }

@@ -59,8 +59,37 @@ uint64_t gp_key_of(gp_dtype t, const void *elem);
 void gp_key_to_elem(gp_dtype t, uint64_t key, void *elem);
 /* The element whose key is `key`, converted to double (exact for f32/f64/i32/u32). */
 double gp_key_to_double(gp_dtype t, uint64_t key);
+/* Host and device inline helpers (compiled for both when the header is read by nvcc). */
+#ifdef __CUDACC__
+#define GP_HD __host__ __device__
+#else
+#define GP_HD
+#endif
+
+/* Keys of float bit patterns and back (the definitions above; one copy for every backend). */
+static inline GP_HD uint32_t gp_key_f32_bits(uint32_t u)
+{
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0xFFFFFFFFu; /* every NaN */
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+static inline GP_HD uint64_t gp_key_f64_bits(uint64_t u)
+{
+    if ((u & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull) return ~0ull;
+    return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
+static inline GP_HD uint32_t gp_unkey_f32_bits(uint32_t k)
+{
+    if (k == 0xFFFFFFFFu) return 0x7FFFFFFFu; /* canonical quiet NaN */
+    return (k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k;
+}
+static inline GP_HD uint64_t gp_unkey_f64_bits(uint64_t k)
+{
+    if (k == ~0ull) return 0x7FFFFFFFFFFFFFFFull;
+    return (k & 0x8000000000000000ull) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k;
+}
+
 /* 64-bit finaliser (splitmix64's) used for the order-independent multiset hash. */
-static inline uint64_t gp_mix64(uint64_t z)
+static inline GP_HD uint64_t gp_mix64(uint64_t z)
 {
     z += 0x9E3779B97F4A7C15ull;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
