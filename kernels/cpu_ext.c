@@ -1,0 +1,542 @@
+/* cpu_ext.c — the CPU twins of the issue 7 kernels (descending keys, key + value sort and
+ * merge-split, exact sums) and the host functions of the Kulisch accumulator and of
+ * descending single keys. gp_ext.h documents every public function; like cpu_backend.c
+ * the code favours plain, deterministic loops (one thread, fixed order).
+ *
+ * Errors: the twins record a one-line message through gp_cpu_fail (cpu_backend.c), so
+ * gp_backend_cpu()->last_error() and gp_cpu_ext_last_error() both return it.
+ */
+#include "gp_ext.h"
+#include "gp_keys_ext.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- error reporting ------------------------------------------------------------------ */
+
+/* Failures are recorded by cpu_backend.c's gp_cpu_fail, so the CPU table's last_error()
+ * reports them like those of the other twins. */
+#define EXT_FAIL(code, ...) gp_cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
+
+/* The one-line message of the last failure of a CPU twin ("" when none). */
+const char *gp_cpu_ext_last_error(void) { return gp_backend_cpu()->last_error(); }
+
+/* ---- descending keys -------------------------------------------------------------------- */
+
+/* Descending key of an ascending key: see gp_ext.h. */
+uint64_t gp_key_desc(gp_dtype t, uint64_t key)
+{
+    switch (t) {
+    case GP_F32: return gp_desc_key32((uint32_t)key, 1);
+    case GP_I32: case GP_U32: return gp_desc_key32((uint32_t)key, 0);
+    case GP_F64: return gp_desc_key64(key, 1);
+    case GP_I64: case GP_U64: return gp_desc_key64(key, 0);
+    default: return key;
+    }
+}
+
+/* The inverse of gp_key_desc (the same involution). */
+uint64_t gp_key_undesc(gp_dtype t, uint64_t key) { return gp_key_desc(t, key); }
+
+/* Maps buf[0, n) (type t, host memory) in place to descending keys — the CPU twin of
+ * gp_backend.to_keys_desc: gp_key_desc(t, gp_key_of(t, element)) per element, stored as
+ * uint32 (4-byte t) or uint64 (8-byte t). Returns GP_OK or GP_EINVAL (bad t, n < 0, NULL
+ * buf with n > 0). */
+int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n)
+{
+    if (gp_dtype_size(t) == 0) return EXT_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return EXT_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    if (gp_dtype_size(t) == 4) {
+        uint32_t *k = (uint32_t *)buf;
+        switch (t) {
+        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_key_f32_bits(k[i]); break;
+        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFu; break; /* ~(u ^ sign) */
+        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;          /* GP_U32 */
+        }
+    } else {
+        uint64_t *k = (uint64_t *)buf;
+        switch (t) {
+        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_key_f64_bits(k[i]); break;
+        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFFFFFFFFFull; break;
+        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;          /* GP_U64 */
+        }
+    }
+    return GP_OK;
+}
+
+/* Maps n descending keys in buf (uint32 for 4-byte t, uint64 for 8-byte t; host memory) in
+ * place back to elements of type t — the CPU twin of gp_backend.from_keys_desc, the inverse
+ * of gp_cpu_to_keys_desc (the NaN key becomes the canonical quiet NaN). Returns GP_OK or
+ * GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
+int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
+{
+    if (gp_dtype_size(t) == 0) return EXT_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return EXT_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    if (gp_dtype_size(t) == 4) {
+        uint32_t *k = (uint32_t *)buf;
+        switch (t) {
+        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_unkey_f32_bits(k[i]); break;
+        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFu; break;
+        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;
+        }
+    } else {
+        uint64_t *k = (uint64_t *)buf;
+        switch (t) {
+        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_unkey_f64_bits(k[i]); break;
+        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFFFFFFFFFull; break;
+        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;
+        }
+    }
+    return GP_OK;
+}
+
+/* ---- key + value sort ------------------------------------------------------------------- */
+
+#define PR_BITS 11
+#define PR_SIZE (1 << PR_BITS)
+#define PR_MASK (PR_SIZE - 1)
+#define PR_SMALL 64  /* below this many pairs, insertion sort */
+#define PR_VPASSES 6 /* 11-bit digits of a uint64 value: 5 * 11 + 9 bits */
+
+/* PAIR_RADIX(NAME, UT, KPASSES) defines
+ *   static int NAME(UT *k, uint64_t *v, int64_t n, int stable)
+ * an ascending LSD radix sort of the pairs (k[i], v[i]) with 11-bit digits: when stable,
+ * first the PR_VPASSES digits of the value, then the KPASSES digits of the key (LSD order
+ * of the composite (key, value)); else the key's digits only. Every pass is a stable
+ * counting scatter between the arrays and scratch copies, so with stable == 0 pairs of
+ * equal keys keep their input order. One histogram pass counts all digits; a digit on which
+ * all pairs agree is skipped. Below PR_SMALL pairs: insertion sort with the same order
+ * (stable, strict comparison). Returns GP_OK or GP_ENOMEM. */
+#define PAIR_RADIX(NAME, UT, KPASSES)                                                        \
+    static int NAME(UT *k, uint64_t *v, int64_t n, int stable)                               \
+    {                                                                                        \
+        if (n < PR_SMALL) {                                                                  \
+            for (int64_t i = 1; i < n; i++) {                                                \
+                const UT kk = k[i];                                                          \
+                const uint64_t vv = v[i];                                                    \
+                int64_t j = i;                                                               \
+                for (; j > 0 && (kk < k[j - 1] || (stable && kk == k[j - 1] && vv < v[j - 1])); \
+                     j--) {                                                                  \
+                    k[j] = k[j - 1];                                                         \
+                    v[j] = v[j - 1];                                                         \
+                }                                                                            \
+                k[j] = kk;                                                                   \
+                v[j] = vv;                                                                   \
+            }                                                                                \
+            return GP_OK;                                                                    \
+        }                                                                                    \
+        const int vp = stable ? PR_VPASSES : 0;                                              \
+        const int np = vp + (KPASSES);                                                       \
+        UT *tk = (UT *)malloc((size_t)n * sizeof(UT));                                       \
+        uint64_t *tv = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));                     \
+        size_t *hist = (size_t *)calloc((size_t)np * PR_SIZE, sizeof(size_t));               \
+        if (!tk || !tv || !hist) {                                                           \
+            free(tk);                                                                        \
+            free(tv);                                                                        \
+            free(hist);                                                                      \
+            return GP_ENOMEM;                                                                \
+        }                                                                                    \
+        for (int64_t i = 0; i < n; i++) {                                                    \
+            const uint64_t vv = v[i];                                                        \
+            const UT kk = k[i];                                                              \
+            for (int p = 0; p < vp; p++)                                                     \
+                hist[(size_t)p * PR_SIZE + ((vv >> (p * PR_BITS)) & PR_MASK)]++;             \
+            for (int p = 0; p < (KPASSES); p++)                                              \
+                hist[(size_t)(vp + p) * PR_SIZE + ((kk >> (p * PR_BITS)) & PR_MASK)]++;      \
+        }                                                                                    \
+        UT *sk = k, *dk = tk;                                                                \
+        uint64_t *sv = v, *dv = tv;                                                          \
+        for (int p = 0; p < np; p++) {                                                       \
+            size_t *h = hist + (size_t)p * PR_SIZE;                                          \
+            const int on_val = p < vp;                                                       \
+            const int shift = (on_val ? p : p - vp) * PR_BITS;                               \
+            const size_t d0 = on_val ? (size_t)((sv[0] >> shift) & PR_MASK)                  \
+                                     : (size_t)((sk[0] >> shift) & PR_MASK);                 \
+            if (h[d0] == (size_t)n) continue; /* every pair has this digit */                \
+            size_t sum = 0;                                                                  \
+            for (int d = 0; d < PR_SIZE; d++) {                                              \
+                const size_t c = h[d];                                                       \
+                h[d] = sum;                                                                  \
+                sum += c;                                                                    \
+            }                                                                                \
+            if (on_val) {                                                                    \
+                for (int64_t i = 0; i < n; i++) {                                            \
+                    const size_t o = h[(sv[i] >> shift) & PR_MASK]++;                        \
+                    dk[o] = sk[i];                                                           \
+                    dv[o] = sv[i];                                                           \
+                }                                                                            \
+            } else {                                                                         \
+                for (int64_t i = 0; i < n; i++) {                                            \
+                    const size_t o = h[(sk[i] >> shift) & PR_MASK]++;                        \
+                    dk[o] = sk[i];                                                           \
+                    dv[o] = sv[i];                                                           \
+                }                                                                            \
+            }                                                                                \
+            UT *wk = sk;                                                                     \
+            sk = dk;                                                                         \
+            dk = wk;                                                                         \
+            uint64_t *wv = sv;                                                               \
+            sv = dv;                                                                         \
+            dv = wv;                                                                         \
+        }                                                                                    \
+        if (sk != k) {                                                                       \
+            memcpy(k, sk, (size_t)n * sizeof(UT));                                           \
+            memcpy(v, sv, (size_t)n * sizeof(uint64_t));                                     \
+        }                                                                                    \
+        free(tk);                                                                            \
+        free(tv);                                                                            \
+        free(hist);                                                                          \
+        return GP_OK;                                                                        \
+    }
+
+PAIR_RADIX(pair_radix_u32, uint32_t, 3) /* 11 + 11 + 10 bits */
+PAIR_RADIX(pair_radix_u64, uint64_t, 6) /* 5 * 11 + 9 bits */
+
+/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
+static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    if (!a || !b || na == 0 || nb == 0) return 0;
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return pa < pb + nb && pb < pa + na;
+}
+
+/* Sorts n (key, value) pairs ascending in place — the CPU twin of gp_backend.sort_pairs.
+ *
+ * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys, vals: n uint64_t values (host
+ * memory, not overlapping; NULL only when n == 0). stable != 0: ascending (key, value),
+ * the unique lexicographic order; stable == 0: ascending key, pairs of equal keys in their
+ * input order (this twin's deterministic choice; the CUDA backend's differs).
+ * Algorithm: LSD radix sort with 11-bit digits (PAIR_RADIX above): O((passes) n) time, an
+ * n-pair scratch buffer; 10^7 pairs with stable = 1 and value = position take about the
+ * time of 3 (4-byte) or 6 + 3 (8-byte) passes, since the constant high digits of the
+ * positions are skipped. Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL pointers with
+ * n > 0, keys overlapping vals) or GP_ENOMEM. */
+int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    if (width != 4 && width != 8) return EXT_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && (!keys || !vals))
+        return EXT_FAIL(GP_EINVAL, "%s is NULL with n = %lld", !keys ? "keys" : "vals",
+                        (long long)n);
+    if ((uint64_t)n > SIZE_MAX / 16)
+        return EXT_FAIL(GP_ENOMEM, "n = %lld pairs do not fit in memory", (long long)n);
+    if (ranges_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
+        return EXT_FAIL(GP_EINVAL, "keys overlap vals");
+    int rc = (width == 4) ? pair_radix_u32((uint32_t *)keys, vals, n, stable != 0)
+                          : pair_radix_u64((uint64_t *)keys, vals, n, stable != 0);
+    if (rc != GP_OK)
+        return EXT_FAIL(rc, "scratch buffer of %lld pairs x %d + 8 bytes", (long long)n, width);
+    return GP_OK;
+}
+
+/* PAIR_MERGE(NAME, UT) defines the two-finger merge-split of gp_cpu_merge_split_pairs for
+ * keys of type UT. LE(i, j): lo pair i goes before hi pair j (key <=, or (key, value) <=
+ * lexicographically when stable). Lower part: forward merge of the first min(m, total)
+ * outputs; upper part: backward merge from the ends writing the total - m largest pairs
+ * from out[cnt-1] down to out[0] (taking lo only when it is strictly after hi, the mirror
+ * of "ties: lo first"). */
+#define PAIR_MERGE(NAME, UT)                                                                 \
+    static void NAME(const UT *lk, const uint64_t *lv, int64_t nlo, const UT *hk,            \
+                     const uint64_t *hv, int64_t nhi, int64_t m, int keep_upper, int stable, \
+                     UT *ok, uint64_t *ov, int64_t *nout)                                    \
+    {                                                                                        \
+        const int64_t total = nlo + nhi;                                                     \
+        if (!keep_upper) {                                                                   \
+            const int64_t cnt = total < m ? total : m;                                       \
+            int64_t i = 0, j = 0;                                                            \
+            for (int64_t q = 0; q < cnt; q++) {                                              \
+                int take_lo;                                                                 \
+                if (j >= nhi) take_lo = 1;                                                   \
+                else if (i >= nlo) take_lo = 0;                                              \
+                else take_lo = lk[i] < hk[j] ||                                              \
+                               (lk[i] == hk[j] && (!stable || lv[i] <= hv[j]));              \
+                if (take_lo) { ok[q] = lk[i]; ov[q] = lv[i]; i++; }                          \
+                else { ok[q] = hk[j]; ov[q] = hv[j]; j++; }                                  \
+            }                                                                                \
+            *nout = cnt;                                                                     \
+        } else {                                                                             \
+            const int64_t cnt = total > m ? total - m : 0;                                   \
+            int64_t i = nlo - 1, j = nhi - 1;                                                \
+            for (int64_t q = cnt - 1; q >= 0; q--) {                                         \
+                int take_lo;                                                                 \
+                if (j < 0) take_lo = 1;                                                      \
+                else if (i < 0) take_lo = 0;                                                 \
+                else take_lo = lk[i] > hk[j] || (stable && lk[i] == hk[j] && lv[i] > hv[j]); \
+                if (take_lo) { ok[q] = lk[i]; ov[q] = lv[i]; i--; }                          \
+                else { ok[q] = hk[j]; ov[q] = hv[j]; j--; }                                  \
+            }                                                                                \
+            *nout = cnt;                                                                     \
+        }                                                                                    \
+    }
+
+PAIR_MERGE(pair_merge_u32, uint32_t)
+PAIR_MERGE(pair_merge_u64, uint64_t)
+
+/* Merge-split of two ascending (key, value) arrays — the CPU twin of
+ * gp_backend.merge_split_pairs (meaning: gp_ext.h).
+ *
+ * width: 4 or 8 (key bytes); lo_keys / lo_vals: nlo pairs, hi_keys / hi_vals: nhi pairs,
+ * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
+ * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
+ * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
+ * one). Two-finger merge, O(c) time; out past c is not written. Unsorted inputs give an
+ * unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width, negative counts,
+ * nlo > m or nhi > m, NULL pointers where pairs are read or written, overlap). */
+int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
+                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                             int64_t nhi, int64_t m, int keep_upper, int stable,
+                             void *out_keys, uint64_t *out_vals, int64_t *nout)
+{
+    if (width != 4 && width != 8) return EXT_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || m < 0)
+        return EXT_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (nlo > m || nhi > m)
+        return EXT_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (!nout) return EXT_FAIL(GP_EINVAL, "nout is NULL");
+    if ((nlo > 0 && (!lo_keys || !lo_vals)) || (nhi > 0 && (!hi_keys || !hi_vals)))
+        return EXT_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count",
+                        (nlo > 0 && (!lo_keys || !lo_vals)) ? "lo" : "hi");
+    const int64_t total = nlo + nhi;
+    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
+    if (cnt > 0 && (!out_keys || !out_vals)) return EXT_FAIL(GP_EINVAL, "output is NULL");
+    const size_t w = (size_t)width, ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
+    if (ranges_overlap(out_keys, ck, lo_keys, (size_t)nlo * w) ||
+        ranges_overlap(out_keys, ck, hi_keys, (size_t)nhi * w) ||
+        ranges_overlap(out_keys, ck, lo_vals, (size_t)nlo * 8) ||
+        ranges_overlap(out_keys, ck, hi_vals, (size_t)nhi * 8) ||
+        ranges_overlap(out_vals, cv, lo_keys, (size_t)nlo * w) ||
+        ranges_overlap(out_vals, cv, hi_keys, (size_t)nhi * w) ||
+        ranges_overlap(out_vals, cv, lo_vals, (size_t)nlo * 8) ||
+        ranges_overlap(out_vals, cv, hi_vals, (size_t)nhi * 8) ||
+        ranges_overlap(out_keys, ck, out_vals, cv))
+        return EXT_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
+    if (width == 4)
+        pair_merge_u32((const uint32_t *)lo_keys, lo_vals, nlo, (const uint32_t *)hi_keys,
+                       hi_vals, nhi, m, keep_upper, stable != 0, (uint32_t *)out_keys,
+                       out_vals, nout);
+    else
+        pair_merge_u64((const uint64_t *)lo_keys, lo_vals, nlo, (const uint64_t *)hi_keys,
+                       hi_vals, nhi, m, keep_upper, stable != 0, (uint64_t *)out_keys,
+                       out_vals, nout);
+    return GP_OK;
+}
+
+/* ---- the Kulisch accumulator --------------------------------------------------------------- */
+
+void gp_superacc_zero(gp_superacc *acc)
+{
+    if (acc) memset(acc, 0, sizeof *acc);
+}
+
+/* Carry propagation over limbs[0, GP_SA_LIMBS): digits 0 .. L-2 into [0, 2^32), the rest
+ * (signed) into the top limb. |limb| < 2^62 keeps every intermediate inside int64. */
+static void limbs_normalize(int64_t *limb)
+{
+    int64_t carry = 0;
+    for (int i = 0; i < GP_SA_LIMBS - 1; i++) {
+        const int64_t v = limb[i] + carry;
+        const int64_t lo = (int64_t)((uint64_t)v & 0xFFFFFFFFull);
+        carry = (v - lo) / 4294967296LL; /* exact: v - lo is a multiple of 2^32 */
+        limb[i] = lo;
+    }
+    limb[GP_SA_LIMBS - 1] += carry;
+}
+
+void gp_superacc_normalize(gp_superacc *acc)
+{
+    if (acc) limbs_normalize(acc->limb);
+}
+
+void gp_superacc_add(gp_superacc *acc, const gp_superacc *other)
+{
+    if (!acc || !other) return;
+    for (int i = 0; i < GP_SA_LIMBS; i++) acc->limb[i] += other->limb[i];
+    acc->nan += other->nan;
+    acc->pinf += other->pinf;
+    acc->ninf += other->ninf;
+    limbs_normalize(acc->limb);
+}
+
+/* limb += the finite term (-1)^neg * mag * 2^(pos - 1074) (0 <= pos <= 2045); no carry. */
+static inline void limbs_add_term(int64_t *limb, uint64_t mag, int pos, int neg)
+{
+    int64_t d[3];
+    const int q = pos >> 5;
+    gp_sa_digits(mag, pos & 31, neg, d);
+    limb[q] += d[0];
+    limb[q + 1] += d[1];
+    limb[q + 2] += d[2];
+}
+
+/* Adds the double with bit pattern u (class counts for NaN / inf); no carry. */
+static inline void acc_add_f64_bits(gp_superacc *a, uint64_t u)
+{
+    uint64_t mag;
+    int pos, neg;
+    switch (gp_sa_term_f64(u, &mag, &pos, &neg)) {
+    case GP_SA_CLS_FINITE: if (mag) limbs_add_term(a->limb, mag, pos, neg); break;
+    case GP_SA_CLS_NAN: a->nan++; break;
+    case GP_SA_CLS_PINF: a->pinf++; break;
+    default: a->ninf++; break;
+    }
+}
+
+void gp_superacc_add_double(gp_superacc *acc, double x)
+{
+    if (!acc) return;
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    acc_add_f64_bits(acc, u);
+    limbs_normalize(acc->limb);
+}
+
+int gp_superacc_sign(const gp_superacc *acc)
+{
+    if (!acc) return 0;
+    if (acc->limb[GP_SA_LIMBS - 1] < 0) return -1;
+    for (int i = 0; i < GP_SA_LIMBS; i++)
+        if (acc->limb[i]) return 1;
+    return 0;
+}
+
+double gp_superacc_to_double(const gp_superacc *acc)
+{
+    if (!acc) return NAN;
+    if (acc->nan > 0 || (acc->pinf > 0 && acc->ninf > 0)) return NAN;
+    if (acc->pinf > 0) return INFINITY;
+    if (acc->ninf > 0) return -INFINITY;
+    int64_t d[GP_SA_LIMBS];
+    memcpy(d, acc->limb, sizeof d);
+    limbs_normalize(d); /* a no-op for a normalised accumulator */
+    const int negative = d[GP_SA_LIMBS - 1] < 0;
+    if (negative) { /* magnitude: negate every limb, renormalise (top becomes >= 0) */
+        for (int i = 0; i < GP_SA_LIMBS; i++) d[i] = -d[i];
+        limbs_normalize(d);
+    }
+    if (d[GP_SA_LIMBS - 1] >= 4294967296LL) /* |value| >= 2^(32*68 - 1074) = 2^1102 */
+        return negative ? -INFINITY : INFINITY;
+    int h = GP_SA_LIMBS - 1;
+    while (h >= 0 && d[h] == 0) h--;
+    if (h < 0) return 0.0;
+    int top = 31;
+    while (!((uint64_t)d[h] >> top & 1)) top--;
+    const int p = 32 * h + top; /* the most significant set bit of V = value * 2^1074 */
+    double r;
+    if (p <= 52) { /* V < 2^53: exactly representable (subnormal or normal) */
+        const uint64_t v = (uint64_t)d[0] | (h >= 1 ? (uint64_t)d[1] << 32 : 0);
+        r = ldexp((double)v, -1074);
+    } else {
+        const int sh = p - 52; /* keep bits [sh, p]: 53 bits */
+        const int q = sh >> 5, rr = sh & 31;
+        const uint64_t w0 = (uint64_t)d[q] | ((q + 1 < GP_SA_LIMBS ? (uint64_t)d[q + 1] : 0) << 32);
+        const uint64_t w1 = q + 2 < GP_SA_LIMBS ? (uint64_t)d[q + 2] : 0;
+        uint64_t mant = rr ? (w0 >> rr) | (w1 << (64 - rr)) : w0;
+        mant &= (1ull << 53) - 1; /* V >> sh < 2^53 already; the mask documents it */
+        const int hb = sh - 1;    /* the first dropped bit */
+        const int half = (int)(((uint64_t)d[hb >> 5] >> (hb & 31)) & 1);
+        int sticky = 0;
+        if ((hb & 31) && ((uint64_t)d[hb >> 5] & ((1ull << (hb & 31)) - 1))) sticky = 1;
+        for (int i = 0; i < (hb >> 5) && !sticky; i++)
+            if (d[i]) sticky = 1;
+        if (half && (sticky || (mant & 1))) mant++; /* to nearest, ties to even */
+        r = ldexp((double)mant, sh - 1074);         /* mant <= 2^53: exact; overflow -> inf */
+    }
+    return negative ? -r : r;
+}
+
+/* ---- exact sums ------------------------------------------------------------------------------ */
+
+#define SA_RENORM_EVERY ((int64_t)1 << 30) /* digit additions per limb between carries */
+
+/* Adds elements [i0, i1) of y (type t) to *a without carries (i1 - i0 <= SA_RENORM_EVERY). */
+static void sa_add_range(gp_dtype t, const void *y, int64_t i0, int64_t i1, unsigned what,
+                         gp_superacc *a)
+{
+    const int sq = (what == GP_SA_SQUARES);
+/* SA_INT_LOOP(CT, NEG): elements of integer type CT; NEG(v): 1 when v < 0. */
+#define SA_INT_LOOP(CT, NEG)                                                                 \
+    for (int64_t i = i0; i < i1; i++) {                                                      \
+        CT v;                                                                                \
+        memcpy(&v, (const unsigned char *)y + (size_t)i * sizeof(CT), sizeof(CT));           \
+        if (sq) {                                                                            \
+            const double x = (double)v;                                                      \
+            const double s = x * x;                                                          \
+            uint64_t u;                                                                      \
+            memcpy(&u, &s, 8);                                                               \
+            acc_add_f64_bits(a, u);                                                          \
+        } else if (v != 0) {                                                                 \
+            const int neg = NEG(v);                                                          \
+            const uint64_t mag = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;              \
+            limbs_add_term(a->limb, mag, GP_SA_INT_POS, neg);                                \
+        }                                                                                    \
+    }
+#define SA_SIGNED_NEG(v) ((v) < 0)
+#define SA_UNSIGNED_NEG(v) ((void)(v), 0)
+    switch (t) {
+    case GP_F32:
+        for (int64_t i = i0; i < i1; i++) {
+            float f;
+            memcpy(&f, (const unsigned char *)y + (size_t)i * 4, 4);
+            double x = (double)f;
+            if (sq) x = x * x;
+            uint64_t u;
+            memcpy(&u, &x, 8);
+            acc_add_f64_bits(a, u);
+        }
+        break;
+    case GP_F64:
+        for (int64_t i = i0; i < i1; i++) {
+            double x;
+            memcpy(&x, (const unsigned char *)y + (size_t)i * 8, 8);
+            if (sq) x = x * x;
+            uint64_t u;
+            memcpy(&u, &x, 8);
+            acc_add_f64_bits(a, u);
+        }
+        break;
+    case GP_I32: SA_INT_LOOP(int32_t, SA_SIGNED_NEG) break;
+    case GP_I64: SA_INT_LOOP(int64_t, SA_SIGNED_NEG) break;
+    case GP_U32: SA_INT_LOOP(uint32_t, SA_UNSIGNED_NEG) break;
+    case GP_U64: SA_INT_LOOP(uint64_t, SA_UNSIGNED_NEG) break;
+    default: break;
+    }
+#undef SA_INT_LOOP
+#undef SA_SIGNED_NEG
+#undef SA_UNSIGNED_NEG
+}
+
+/* Exact sum of the values or squares of y[0, n) into *acc — the CPU twin of
+ * gp_backend.exact_sum (meaning: gp_ext.h).
+ *
+ * t: element type; y: n elements (host memory; NULL only when n == 0); what: GP_SA_VALUES
+ * or GP_SA_SQUARES; acc: a normalised accumulator, added to (not reset). Each term is split
+ * into three 32-bit digits added to int64 limbs (gp_sa_digits); carries are propagated
+ * every 2^30 elements and at the end, into a local accumulator that is then added to *acc
+ * (so *acc is unchanged on an argument error). NaN elements count in acc->nan, infinite
+ * terms (including squares that overflow) in acc->pinf / acc->ninf. O(n), no allocation.
+ * Returns GP_OK or GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL acc, bad what). */
+int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
+                     struct gp_superacc *acc)
+{
+    if (gp_dtype_size(t) == 0) return EXT_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !y) return EXT_FAIL(GP_EINVAL, "y is NULL with n = %lld", (long long)n);
+    if (!acc) return EXT_FAIL(GP_EINVAL, "acc is NULL");
+    if (what != GP_SA_VALUES && what != GP_SA_SQUARES)
+        return EXT_FAIL(GP_EINVAL, "what = 0x%x, not GP_SA_VALUES or GP_SA_SQUARES", what);
+    gp_superacc a;
+    gp_superacc_zero(&a);
+    for (int64_t c = 0; c < n; c += SA_RENORM_EVERY) {
+        const int64_t e = (n - c > SA_RENORM_EVERY) ? c + SA_RENORM_EVERY : n;
+        sa_add_range(t, y, c, e, what, &a);
+        limbs_normalize(a.limb);
+    }
+    gp_superacc_add(acc, &a);
+    return GP_OK;
+}
