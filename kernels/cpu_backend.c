@@ -38,8 +38,7 @@ static char cpu_errbuf[256];
 #if defined(__GNUC__)
 __attribute__((format(printf, 5, 6)))
 #endif
-static int cpu_fail(int code, const char *func, const char *file, int line, const char *fmt,
-                    ...)
+int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...)
 {
     char msg[160];
     va_list ap;
@@ -52,7 +51,7 @@ static int cpu_fail(int code, const char *func, const char *file, int line, cons
 }
 
 /* Records the failure in cpu_errbuf and evaluates to `code`. */
-#define CPU_FAIL(code, ...) cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
+#define CPU_FAIL(code, ...) gp_cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
 
 /* ---- deterministic pairwise combination of chunk sums --------------------------------- */
 
@@ -179,7 +178,7 @@ static double elem_to_double(gp_dtype t, const void *y, int64_t i)
 /* Statistics of y[0, n) — the CPU twin of gp_backend.stats.
  *
  * t: element type; y: n elements of type t (host memory; may be NULL only when n == 0);
- * flags: 0 or GP_STATS_ORDER; out: receives the record.
+ * flags: GP_STATS_ORDER, GP_STATS_NOHASH (hash = 0); out: receives the record.
  * Fills count, nan_count, sum and sumsq (of the non-NaN elements, each converted as
  * (double)value, float32 included, in the fixed order of the file comment), min_key /
  * max_key (over non-NaN elements; UINT64_MAX / 0 when there is none), hash (sum mod 2^64
@@ -196,7 +195,8 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
     if (!out) return CPU_FAIL(GP_EINVAL, "out is NULL");
     if (n > 0 && !y) return CPU_FAIL(GP_EINVAL, "y is NULL with n = %lld", (long long)n);
-    if (flags & ~GP_STATS_ORDER) return CPU_FAIL(GP_EINVAL, "unknown flags 0x%x", flags);
+    if (flags & ~(GP_STATS_ORDER | GP_STATS_NOHASH))
+        return CPU_FAIL(GP_EINVAL, "unknown flags 0x%x", flags);
 
     const int order = (flags & GP_STATS_ORDER) != 0;
     if (n == 0) {
@@ -254,6 +254,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     s.xlast = 0.0;
     s.has_x = 0;
     s.order_valid = order;
+    if (flags & GP_STATS_NOHASH) s.hash = 0;
     *out = s;
     return GP_OK;
 }
@@ -635,6 +636,11 @@ static const gp_backend cpu_backend = {
     .sort_keys = gp_cpu_sort_keys,
     .merge_split_keys = gp_cpu_merge_split_keys,
     .last_error = cpu_last_error,
+    .to_keys_desc = gp_cpu_to_keys_desc,
+    .from_keys_desc = gp_cpu_from_keys_desc,
+    .sort_pairs = gp_cpu_sort_pairs,
+    .merge_split_pairs = gp_cpu_merge_split_pairs,
+    .exact_sum = gp_cpu_exact_sum,
 };
 
 /* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and

@@ -6,6 +6,7 @@
  * device is made current for the thread that calls gp_backend_cuda().
  */
 #include "cuda_internal.cuh"
+#include "cuda_ext.cuh"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -146,6 +147,11 @@ static const gp_backend g_cuda_backend = {
     gp_cuda_sort_keys,
     gp_cuda_merge_split_keys,
     cuda_last_error,
+    gp_cuda_to_keys_desc,
+    gp_cuda_from_keys_desc,
+    gp_cuda_sort_pairs,
+    gp_cuda_merge_split_pairs,
+    gp_cuda_exact_sum,
 };
 
 /* ---- public entry points (gp_kernels.h) ----------------------------------------------- */

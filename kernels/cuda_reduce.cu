@@ -166,10 +166,10 @@ k_finish(const P *__restrict__ parts, int nparts, P *dst, const void *ends_src, 
 
 /* ---- stats pass 1 --------------------------------------------------------------------- */
 
-template <typename T>
+template <bool HASH, typename T>
 __device__ __forceinline__ void stat_add(StatPart &a, T v, unsigned long long k)
 {
-    a.hash += gp_mix64(k);
+    if (HASH) a.hash += gp_mix64(k);
     if (gpc_is_nan(v)) {
         a.nan += 1;
     } else {
@@ -184,7 +184,7 @@ __device__ __forceinline__ void stat_add(StatPart &a, T v, unsigned long long k)
 /* Pass 1 of stats over y[0, n): one StatPart per block into parts[blockIdx.x]. With ORDER,
  * counts descents key(y[i]) > key(y[i+1]) for i < n-1 (each pair counted by the thread that
  * owns y[i]). */
-template <typename T, bool ORDER>
+template <typename T, bool ORDER, bool HASH>
 __global__ void __launch_bounds__(RED_THREADS)
 k_stats(const T *__restrict__ y, long long n, StatPart *__restrict__ parts)
 {
@@ -205,7 +205,7 @@ k_stats(const T *__restrict__ y, long long n, StatPart *__restrict__ parts)
 #pragma unroll
             for (int j = 0; j < V; j++) {
                 k[j] = gpc_key_of(v[j]);
-                stat_add(a, v[j], k[j]);
+                stat_add<HASH>(a, v[j], k[j]);
             }
             if (ORDER) {
 #pragma unroll
@@ -219,7 +219,7 @@ k_stats(const T *__restrict__ y, long long n, StatPart *__restrict__ parts)
     for (long long i = scalar_from + tid; i < n; i += nth) {
         const T v = __ldg(y + i);
         const unsigned long long k = gpc_key_of(v);
-        stat_add(a, v, k);
+        stat_add<HASH>(a, v, k);
         if (ORDER && i + 1 < n) a.desc += (k > gpc_key_of(__ldg(y + i + 1))) ? 1 : 0;
     }
 
@@ -328,24 +328,29 @@ template <class K> int grid_for(K kernel, long long work, const gpc_devinfo *d, 
     return GP_OK;
 }
 
+/* Launches pass 1 of stats, instantiated for one (ORDER, HASH) choice. */
+template <typename T, bool ORDER, bool HASH>
+int launch_stats(const T *y, long long n, const gpc_devinfo *d, StatPart *parts, int *blocks)
+{
+    int rc = grid_for(k_stats<T, ORDER, HASH>, n, d, blocks);
+    if (rc) return rc;
+    k_stats<T, ORDER, HASH><<<*blocks, RED_THREADS>>>(y, n, parts);
+    CUDA_CHECK_LAUNCH("k_stats");
+    return GP_OK;
+}
+
 template <typename T>
-int run_stats(const void *yv, long long n, bool order, const gpc_devinfo *d, const Scratch &s,
-              ResultBlock *host)
+int run_stats(const void *yv, long long n, bool order, bool hash, const gpc_devinfo *d,
+              const Scratch &s, ResultBlock *host)
 {
     const T *y = (const T *)yv;
     StatPart *parts = (StatPart *)s.parts;
     int blocks = 1;
-    if (order) {
-        int rc = grid_for(k_stats<T, true>, n, d, &blocks);
-        if (rc) return rc;
-        k_stats<T, true><<<blocks, RED_THREADS>>>(y, n, parts);
-        CUDA_CHECK_LAUNCH("k_stats<ORDER>");
-    } else {
-        int rc = grid_for(k_stats<T, false>, n, d, &blocks);
-        if (rc) return rc;
-        k_stats<T, false><<<blocks, RED_THREADS>>>(y, n, parts);
-        CUDA_CHECK_LAUNCH("k_stats");
-    }
+    int rc = order ? (hash ? launch_stats<T, true, true>(y, n, d, parts, &blocks)
+                           : launch_stats<T, true, false>(y, n, d, parts, &blocks))
+                   : (hash ? launch_stats<T, false, true>(y, n, d, parts, &blocks)
+                           : launch_stats<T, false, false>(y, n, d, parts, &blocks));
+    if (rc) return rc;
     k_finish<StatPart><<<1, RED_THREADS>>>(parts, blocks, &s.result->stats, y, n,
                                            (int)sizeof(T), s.result->ends);
     CUDA_CHECK_LAUNCH("k_finish<StatPart>");
@@ -422,7 +427,7 @@ uint64_t bits_to_key(gp_dtype t, unsigned long long bits)
 /* Statistics of y[0, n) — gp_backend.stats on the GPU.
  *
  * t: element type; y: device pointer to n elements of type t (any element-aligned address;
- * 16-byte aligned data take the vector-load path); flags: 0 or GP_STATS_ORDER; out: host
+ * 16-byte aligned data take the vector-load path); flags: GP_STATS_ORDER, GP_STATS_NOHASH; out: host
  * record. Fills count, nan_count, sum / sumsq (float64 over the non-NaN elements; float32
  * data converted exactly), min_key / max_key (non-NaN elements; UINT64_MAX / 0 if none),
  * hash (sum mod 2^64 of gp_mix64(key) over all elements), first/last key and yfirst/ylast
@@ -438,8 +443,9 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
     if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
     if (!out) GPC_EINVAL("out is NULL");
     if (n > 0 && !y) GPC_EINVAL("y is NULL with n = %lld", (long long)n);
-    if (flags & ~GP_STATS_ORDER) GPC_EINVAL("unknown flags 0x%x", flags);
+    if (flags & ~(GP_STATS_ORDER | GP_STATS_NOHASH)) GPC_EINVAL("unknown flags 0x%x", flags);
     const bool order = (flags & GP_STATS_ORDER) != 0;
+    const bool hash = (flags & GP_STATS_NOHASH) == 0;
     if (n == 0) {
         *out = gp_stats_empty();
         out->has_x = 0;
@@ -456,12 +462,12 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
     ResultBlock r;
     memset(&r, 0, sizeof r);
     switch (t) {
-    case GP_F32: rc = run_stats<float>(y, n, order, d, s, &r); break;
-    case GP_F64: rc = run_stats<double>(y, n, order, d, s, &r); break;
-    case GP_I32: rc = run_stats<int32_t>(y, n, order, d, s, &r); break;
-    case GP_I64: rc = run_stats<int64_t>(y, n, order, d, s, &r); break;
-    case GP_U32: rc = run_stats<uint32_t>(y, n, order, d, s, &r); break;
-    case GP_U64: rc = run_stats<uint64_t>(y, n, order, d, s, &r); break;
+    case GP_F32: rc = run_stats<float>(y, n, order, hash, d, s, &r); break;
+    case GP_F64: rc = run_stats<double>(y, n, order, hash, d, s, &r); break;
+    case GP_I32: rc = run_stats<int32_t>(y, n, order, hash, d, s, &r); break;
+    case GP_I64: rc = run_stats<int64_t>(y, n, order, hash, d, s, &r); break;
+    case GP_U32: rc = run_stats<uint32_t>(y, n, order, hash, d, s, &r); break;
+    case GP_U64: rc = run_stats<uint64_t>(y, n, order, hash, d, s, &r); break;
     default: GPC_EINVAL("invalid dtype %d", (int)t);
     }
     if (rc) return rc;

@@ -125,6 +125,8 @@ typedef struct gp_stats {
 
 /* flags for backend->stats */
 #define GP_STATS_ORDER 1u   /* also count descents (key[i] > key[i+1]) */
+#define GP_STATS_NOHASH 2u  /* skip the multiset hash (hash = 0): the 64-bit mix per element
+                               is most of the kernel's instructions; for statistics only */
 
 /* The record of an empty piece (count 0, min_key UINT64_MAX, everything else 0; has_x and
  * order_valid are 1 so that an empty piece never clears them in a combine). */
@@ -149,6 +151,9 @@ const char *gp_func_name(gp_func f);
 int gp_func_parse(const char *s, gp_func *f);
 /* The exact integral of f over [a, b] in long double arithmetic (for reports and tests). */
 double gp_func_exact(gp_func f, double a, double b);
+
+/* The exact (Kulisch) accumulator of exact_sum below; defined in gp_ext.h. */
+struct gp_superacc;
 
 /* ---- the backend table --------------------------------------------------------------- */
 /* One table of function pointers is all the host code sees. The CPU backend (the CPU
@@ -206,6 +211,37 @@ typedef struct gp_backend {
 
     /* One-line description of the last failure ("" when none). */
     const char *(*last_error)(void);
+
+    /* ---- issue 7: descending keys, key + value sort, exact sums (gp_ext.h documents them
+     * in full; include gp_ext.h for gp_superacc and the GP_SA_* flags) ---- */
+
+    /* In-place map of n elements of type t to descending-order keys and back: the key of
+     * gp_key_of, then every bit flipped except the NaN key of a float type (all ones),
+     * which stays; ascending order of these keys is descending value order with NaNs
+     * last (numpy's convention), +0.0 before -0.0. */
+    int (*to_keys_desc)(gp_dtype t, void *buf, int64_t n);
+    int (*from_keys_desc)(gp_dtype t, void *buf, int64_t n);
+
+    /* Sorts n unsigned keys of `width` bytes (4 or 8) ascending, in place, moving one
+     * uint64 value with each key. stable != 0: order by (key, value) lexicographically
+     * (with value = input position this is a stable sort); stable == 0: by key only, the
+     * order of equal keys is a deterministic function of the input (backend-specific). */
+    int (*sort_pairs)(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+
+    /* merge_split_keys with a uint64 value carried by each key: when stable, the inputs
+     * are ascending in (key, value) and the merge orders by (key, value) (ties: lo first);
+     * otherwise by key, ties lo first. out_keys / out_vals hold m entries each. */
+    int (*merge_split_pairs)(int width, const void *lo_keys, const uint64_t *lo_vals,
+                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                             int64_t nhi, int64_t m, int keep_upper, int stable,
+                             void *out_keys, uint64_t *out_vals, int64_t *nout);
+
+    /* Adds the terms selected by `what` (GP_SA_VALUES or GP_SA_SQUARES) of y[0, n) (type
+     * t, device pointer) exactly into the host accumulator *acc (not reset first). The
+     * accumulator's normalised contents are bitwise the same on every backend, for any
+     * order or split of the input. */
+    int (*exact_sum)(gp_dtype t, const void *y, int64_t n, unsigned what,
+                     struct gp_superacc *acc);
 } gp_backend;
 
 /* The CPU backend (always available). */
@@ -234,6 +270,19 @@ int gp_cpu_sort_keys(int width, void *keys, int64_t n);
 int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
                             int64_t nhi, int64_t m, int keep_upper, void *out,
                             int64_t *nout);
+/* The issue 7 twins (kernels/cpu_ext.c; gp_ext.h documents them). */
+int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
+                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                             int64_t nhi, int64_t m, int keep_upper, int stable,
+                             void *out_keys, uint64_t *out_vals, int64_t *nout);
+int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
+                     struct gp_superacc *acc);
+/* Records a one-line failure message "func: message (reason) at file:line" for the CPU
+ * backend's last_error() and returns `code` (GP_EINVAL or GP_ENOMEM). For the CPU twins. */
+int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...);
 /* f(x) for the built-in integrands, in double. */
 double gp_func_eval(gp_func f, double x);
 

@@ -319,14 +319,16 @@ static void test_stats(tcase c, const void *y, const void *dy, int64_t off)
     const int64_t n = c.n - off;
     double sabs, ssq;
     abs_sums(c.t, yh, n, &sabs, &ssq);
-    for (int pass = 0; pass < 2; pass++) {
-        const unsigned flags = pass == 0 ? GP_STATS_ORDER : 0u;
+    for (int pass = 0; pass < 3; pass++) {
+        const unsigned flags = pass == 0 ? GP_STATS_ORDER : pass == 1 ? 0u : GP_STATS_NOHASH;
         gp_stats w, g1, g2;
         memset(&w, 0, sizeof w);
         memset(&g1, 0x5A, sizeof g1);
         memset(&g2, 0x3C, sizeof g2);
-        c.name = off ? (pass == 0 ? "stats-offset" : "stats-offset-noorder")
-                     : (pass == 0 ? "stats" : "stats-noorder");
+        static const char *const names[2][3] = {{"stats", "stats-noorder", "stats-nohash"},
+                                                {"stats-offset", "stats-offset-noorder",
+                                                 "stats-offset-nohash"}};
+        c.name = names[off ? 1 : 0][pass];
         if (gp_cpu_stats(c.t, yh, n, flags, &w) != GP_OK) {
             failf(&c, "twin gp_cpu_stats failed");
             return;
@@ -335,6 +337,7 @@ static void test_stats(tcase c, const void *y, const void *dy, int64_t off)
         GPU_OK(&c, G->stats(c.t, yd, n, flags, &g2), return);
         compare_stats(&c, &g1, &w, sabs, ssq);
         CHECK(&c, memcmp(&g1, &g2, sizeof g1) == 0, "two GPU calls differ (not deterministic)");
+        if (flags & GP_STATS_NOHASH) CHECK(&c, g1.hash == 0, "hash computed despite GP_STATS_NOHASH");
     }
 }
 
