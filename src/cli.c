@@ -16,34 +16,78 @@ void gp_print_usage(void)
     printf(
         "usage: gpuprim_mpi [options] FILE.h5\n"
         "       gpuprim_mpi [options] --function NAME [--a A] [--b B] [--n N]\n"
+        "  launched with one MPI rank per GPU, e.g. mpirun -np 4 gpuprim_mpi data.h5,\n"
+        "  srun --mpi=pmix gpuprim_mpi data.h5, or jobs/run_node.sh / jobs/gpuprim.sbatch\n"
         "\n"
         "Reads one HDF5 dataset sharded over the MPI ranks (one GPU per rank), prints its\n"
         "global statistics, the trapezoid integral of the samples, sorts it globally across\n"
         "the ranks (bitonic sort on each GPU, bitonic merge exchange between ranks) and checks\n"
         "the result. Or integrates a built-in f(x) with the trapezoid rule (no file).\n"
         "\n"
-        "input\n"
-        "  --dataset PATH     dataset to read (default: the one numeric dataset in FILE)\n"
-        "  --dx H             sample spacing for the integral (default 1)\n"
-        "  --x DATASET        sample coordinates (same element count) for a non-uniform integral\n"
+        "input (file mode)\n"
+        "  FILE.h5            HDF5 file, read in parallel (MPI-IO); any integer or float dataset\n"
+        "  --dataset PATH     dataset to read (default: the one numeric dataset in FILE; with\n"
+        "                     several, an error lists them)\n"
+        "  --dx H             sample spacing of the trapezoid rule, in units of x (default 1;\n"
+        "                     finite, non-zero)\n"
+        "  --x DATASET        sample coordinates for a non-uniform trapezoid rule: same element\n"
+        "                     count, read as float64 (default: none, uniform --dx; not with --dx)\n"
         "output\n"
-        "  --out FILE         write the globally sorted data (one dataset, the input's type)\n"
-        "  --force            overwrite an existing --out file\n"
-        "  --no-sort          statistics and integral only (no sort, no --out)\n"
-        "  --json FILE        write every result and the phase times as JSON (rank 0)\n"
-        "  --quiet            no summary table\n"
-        "  --verbose          also print the rank / host / device binding table\n"
-        "function mode\n"
-        "  --function NAME    integrate x2 | sin | exp | gauss (exp(-x^2)) over [a, b]\n"
-        "  --a A, --b B       interval (default 0 and 1)\n"
-        "  --n N              trapezoids (default 1000000; 1e9 and 2^30 forms accepted)\n"
+        "  --out FILE         write the globally sorted data: one 1-D dataset, same path and\n"
+        "                     stored type as the input; written under a temporary name and\n"
+        "                     renamed when every rank succeeded (default: none)\n"
+        "  --force            overwrite an existing --out file (default: off)\n"
+        "  --no-sort          statistics and integral only; no sort, no --out (default: off)\n"
+        "  --json FILE        write the options, every result, the rank/GPU binding table and\n"
+        "                     the phase times (ms, max over ranks) as JSON; NaN and infinities\n"
+        "                     as the strings \"nan\", \"inf\", \"-inf\" (rank 0; default: none)\n"
+        "  -q, --quiet        no summary table; errors, notices and warnings still go to\n"
+        "                     stderr (default: off)\n"
+        "  -v, --verbose      also print the binding table: rank, host, node-local rank, device\n"
+        "                     index, name, PCI bus id, CUDA_VISIBLE_DEVICES (default: off)\n"
+        "  --progress         progress on stderr from rank 0, also when stderr is not a\n"
+        "                     terminal: there, one line per phase start with the elapsed\n"
+        "                     seconds (default: only on a terminal and without --quiet, as one\n"
+        "                     line \"gpuprim_mpi: PHASE... 12.3 s\" for phases longer than 2 s;\n"
+        "                     under mpirun the ranks' stderr is a pipe, so use --progress)\n"
+        "  --no-progress      no progress line, not even on a terminal\n"
+        "function mode (no file)\n"
+        "  --function NAME    integrate x2 | sin | exp | gauss (exp(-x^2)) with the trapezoid rule\n"
+        "  --a A, --b B       interval, finite, a < b (default 0 and 1)\n"
+        "  --n N              trapezoids, a positive integer (default 1000000; the forms 1e9 and\n"
+        "                     2^30 are accepted)\n"
         "execution\n"
-        "  --backend B        auto (default: CUDA if a GPU is visible, else CPU) | cuda | cpu\n"
-        "  --help, --version\n"
+        "  --backend B        auto: CUDA when a GPU is visible, else the CPU with a one-line\n"
+        "                     notice (default) | cuda (alias gpu): fail when no GPU | cpu\n"
+        "  -h, --help         print this text and exit 0\n"
+        "  --version          print the version and whether this build has the CUDA backend;\n"
+        "                     exit 0\n"
         "\n"
-        "exit codes: 0 ok, 1 internal/MPI error, 2 bad options, 3 cannot open file,\n"
-        "  4 dataset missing/ambiguous/unsupported, 5 read failed, 6 write failed,\n"
-        "  7 backend/device failure, 8 sorted-result check failed\n");
+        "GPU binding: device = node-local rank mod the GPUs this rank sees (CUDA_VISIBLE_DEVICES;\n"
+        "Slurm's --gpus-per-task=1 leaves one per rank). More ranks than GPUs on a node share\n"
+        "them, with one warning. Times are wall-clock milliseconds, the maximum over ranks.\n"
+        "\n"
+        "exit codes (the same on every rank)\n"
+        "  0  success\n"
+        "  1  internal or MPI error\n"
+        "  2  bad command line\n"
+        "  3  input file missing, unreadable, or not HDF5\n"
+        "  4  dataset missing, ambiguous, or of an unsupported class or shape\n"
+        "  5  reading the data failed\n"
+        "  6  the output (--out, --json) could not be written, or --out exists without --force\n"
+        "  7  the requested backend is unavailable, or a device call failed\n"
+        "  8  the self-check of the sorted result failed\n");
+}
+
+/* The --version text: the version (from git at build time) and the backends built. */
+static void print_version(void)
+{
+#ifdef GPUPRIM_HAVE_CUDA
+    const char *cuda = "yes";
+#else
+    const char *cuda = "no";
+#endif
+    printf("gpuprim_mpi %s\nCUDA backend: %s\nCPU backend: yes\n", GPUPRIM_VERSION, cuda);
 }
 
 /* Parses a count: "1000", "1e9", "2^30". Returns 0 on success. */
@@ -109,7 +153,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             if (print) gp_print_usage();
             return -1;
         } else if (strcmp(arg, "--version") == 0) {
-            if (print) printf("gpuprim_mpi %s\n", GPUPRIM_VERSION);
+            if (print) print_version();
             return -1;
         } else if (strcmp(arg, "--dataset") == 0) {
             NEED_ARG(); o->dataset = val;
@@ -130,6 +174,10 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             o->no_sort = 1;
         } else if (strcmp(arg, "--json") == 0) {
             NEED_ARG(); o->json = val;
+        } else if (strcmp(arg, "--progress") == 0) {
+            o->progress = 1;
+        } else if (strcmp(arg, "--no-progress") == 0) {
+            o->progress = -1;
         } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
             o->quiet = 1;
         } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {

@@ -39,6 +39,8 @@ typedef struct gp_options {
     int verbose;           /* --verbose: rank/host/GPU binding table */
     int quiet;             /* --quiet: no summary table (errors still printed) */
     int no_sort;           /* --no-sort: statistics and integral only */
+    int progress;          /* --progress 1, --no-progress -1, default 0 (a live line on a
+                              terminal, see progress.h) */
 } gp_options;
 
 /* Parses argv into *o. Returns 0 to run, -1 when --help or --version was printed to stdout

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pipeline.h"
+#include "progress.h"
 
 int main(int argc, char **argv)
 {
@@ -31,9 +32,11 @@ int main(int argc, char **argv)
     memset(&res, 0, sizeof res);
     rc = gp_select_backend(comm, &o, &be, &bind, &res, msg, sizeof msg);
     if (rc == 0 && o.verbose) gp_report_binding(comm, &bind);
+    if (rc == 0) gp_progress_start_job(rank, o.progress, o.quiet);
     if (rc == 0)
         rc = o.function_mode ? gp_run_function(comm, &o, be, &res, msg, sizeof msg)
                              : gp_run_file(comm, &o, be, &res, msg, sizeof msg);
+    gp_progress_stop();
 
     if (rank == 0) {
         if (rc == 0 || rc == GP_EXIT_VERIFY) gp_report_print(&res, &o);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "h5io.h"
+#include "progress.h"
 
 const char *const gp_phase_names[GP_NPHASES] = {
     "read", "upload", "reduce", "integrate", "local sort", "rank exchange", "verify", "write",
@@ -35,8 +36,14 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     }
     MPI_Comm_rank(node, &bind->local_rank);
     MPI_Comm_size(node, &bind->local_size);
-    MPI_Comm_free(&node);
     if (gethostname(bind->host, sizeof bind->host - 1) != 0) strcpy(bind->host, "?");
+    gp_bind_env env;
+    gp_bind_choice choice;
+    memset(&choice, 0, sizeof choice);
+    gp_bind_env_from_process(&env);
+    bind->cuda_visible_set = env.cuda_visible_devices != NULL;
+    snprintf(bind->cuda_visible, sizeof bind->cuda_visible, "%s",
+             env.cuda_visible_devices ? env.cuda_visible_devices : "");
 
     int err = 0, fell_back = 0, ndev = 0;
     char why[256] = "";
@@ -44,7 +51,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     if (o->backend != GP_BACKEND_CPU) {
         ndev = gp_cuda_device_count();
         if (ndev > 0) {
-            bind->device = bind->local_rank % ndev;
+            gp_bind_choose(bind->local_rank, bind->local_size, ndev, &env, &choice);
+            bind->device = choice.device;
             *be = gp_backend_cuda(bind->device, why, sizeof why);
             if (!*be) {
                 err = GP_EXIT_DEVICE;
@@ -70,13 +78,30 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
         snprintf(bind->device_name, sizeof bind->device_name, "CPU");
     }
     err = gp_agree(comm, err, msg, msglen);
-    if (err) return err;
+    if (err) {
+        MPI_Comm_free(&node);
+        return err;
+    }
 
+    /* sharing: ranks of a node with the same GPU (PCI bus id, else gp_bind_choose's key) */
     int any_fell = 0, per_gpu = 0, mine_per_gpu = 0;
     MPI_Allreduce(&fell_back, &any_fell, 1, MPI_INT, MPI_MAX, comm);
-    if (ndev > 0 && bind->device >= 0)
-        mine_per_gpu = (bind->local_size + ndev - 1 - bind->device) / ndev;
+    char key[64] = "", *keys = (char *)calloc((size_t)bind->local_size, sizeof key);
+    res->bindings = rank == 0 ? (gp_binding *)calloc((size_t)size, sizeof *bind) : NULL;
+    if (!keys || (rank == 0 && !res->bindings)) { /* a few KiB: the collectives need them */
+        fprintf(stderr, "gpuprim_mpi: error: rank %d: out of memory for the binding table\n", rank);
+        MPI_Abort(comm, GP_EXIT_FAIL);
+    }
+    if (bind->device >= 0) snprintf(key, sizeof key, "%s", bind->busid[0] ? bind->busid : choice.gpu_key);
+    if (MPI_Allgather(key, (int)sizeof key, MPI_CHAR, keys, (int)sizeof key, MPI_CHAR, node) ==
+        MPI_SUCCESS)
+        mine_per_gpu = gp_bind_ranks_per_gpu(keys, sizeof key, bind->local_size);
+    else if (bind->device >= 0)
+        mine_per_gpu = choice.ranks_per_gpu;
+    free(keys);
+    MPI_Comm_free(&node);
     MPI_Allreduce(&mine_per_gpu, &per_gpu, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Gather(bind, (int)sizeof *bind, MPI_BYTE, res->bindings, (int)sizeof *bind, MPI_BYTE, 0, comm);
     if (rank == 0) {
         if (any_fell)
             fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend\n", why[0] ? why : "no CUDA device visible");
@@ -138,6 +163,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
     gp_h5_input in;
     tp = now();
+    gp_progress_phase(gp_phase_names[GP_PH_READ]);
     err = gp_h5_open(comm, o->file, o->dataset, &in, msg, msglen);
     if (err) return err;
     const gp_dtype dt = in.dtype;
@@ -174,16 +200,20 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     if (!err) {
         err = gp_h5_read(comm, &in, NULL, dt, off, cnt, host, msg, msglen);
         t[GP_PH_READ] = now() - tp;
+        gp_progress_done();
     }
 
     gp_stats local = gp_stats_empty(), total;
     if (!err) {
         tp = now();
+        gp_progress_phase(gp_phase_names[GP_PH_UPLOAD]);
         BE_CALL("upload", be->upload(dev, host, (size_t)cnt * sz));
         t[GP_PH_UPLOAD] = now() - tp;
         tp = now();
-        BE_CALL("statistics", be->stats(dt, dev, cnt, 0, &local));
+        gp_progress_phase(gp_phase_names[GP_PH_REDUCE]);
+        BE_CALL("statistics", be->stats(dt, dev, cnt, sorting ? 0 : GP_STATS_NOHASH, &local));
         t[GP_PH_REDUCE] = now() - tp;
+        gp_progress_done();
         err = gp_agree(comm, err, msg, msglen);
     }
 
@@ -198,14 +228,18 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         err = gp_agree(comm, err, msg, msglen);
         if (!err) {
             tp = now();
+            gp_progress_phase(gp_phase_names[GP_PH_READ]);
             err = gp_h5_read(comm, &in, o->xdataset, GP_F64, off, cnt, hx, msg, msglen);
             t[GP_PH_READ] += now() - tp;
+            gp_progress_done();
         }
         if (!err) {
             tp = now();
+            gp_progress_phase(gp_phase_names[GP_PH_INTEGRATE]);
             BE_CALL("upload x", be->upload(dx, hx, (size_t)cnt * sizeof(double)));
             BE_CALL("trapezoid rule", be->trap_x(dt, dev, dx, cnt, &local));
             t[GP_PH_INTEGRATE] = now() - tp;
+            gp_progress_done();
             err = gp_agree(comm, err, msg, msglen);
         }
         if (hx) be->host_free(hx);
@@ -229,15 +263,19 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     if (!err && sorting) {
         const int width = (int)sz;
         tp = now();
+        gp_progress_phase(gp_phase_names[GP_PH_SORT]);
         BE_CALL("to keys", be->to_keys(dt, dev, cnt));
         BE_CALL("local sort", be->sort_keys(width, dev, cnt));
         t[GP_PH_SORT] = now() - tp;
+        gp_progress_done();
         err = gp_agree(comm, err, msg, msglen);
         if (!err && P > 1) {
             gp_exchange_info xi;
             tp = now();
+            gp_progress_phase(gp_phase_names[GP_PH_EXCHANGE]);
             gp_bitonic_exchange(comm, be, width, m, &dev, &nk, &dspare, drecv, host, hrecv, &xi);
             t[GP_PH_EXCHANGE] = now() - tp;
+            gp_progress_done();
             int64_t bytes = 0;
             MPI_Reduce(&xi.bytes_sent, &bytes, 1, MPI_INT64_T, MPI_SUM, 0, comm);
             res->exchange_stages = xi.stages;
@@ -253,6 +291,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
         if (!err) {
             tp = now();
+            gp_progress_phase(gp_phase_names[GP_PH_VERIFY]);
             gp_stats sl = gp_stats_empty(), st;
             BE_CALL("from keys", be->from_keys(dt, dev, nk));
             BE_CALL("verify statistics", be->stats(dt, dev, nk, GP_STATS_ORDER, &sl));
@@ -262,6 +301,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
                 snprintf(msg, msglen, "MPI_Allreduce of the verification failed");
             }
             t[GP_PH_VERIFY] = now() - tp;
+            gp_progress_done();
             if (!err) {
                 res->sorted_done = 1;
                 res->sorted_stats = st;
@@ -275,6 +315,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
     if (!err && o->out) {
         tp = now();
+        gp_progress_phase(gp_phase_names[GP_PH_WRITE]);
         BE_CALL("download", be->download(host, dev, (size_t)nk * sz));
         err = gp_agree(comm, err, msg, msglen);
         if (!err && !res->sorted_ok) {
@@ -288,6 +329,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
                               o->force, msg, msglen);
         }
         t[GP_PH_WRITE] = now() - tp;
+        gp_progress_done();
     }
 
     if (host) be->host_free(host);
@@ -323,10 +365,12 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     gp_stats s = gp_stats_empty(), total;
     s.has_x = 0;
     double w = 0.0;
+    gp_progress_phase(gp_phase_names[GP_PH_INTEGRATE]);
     BE_CALL("trapezoid rule", be->trap_fn(o->func, o->a, h, o->n, i0, i0 + cnt, &w));
     s.count = cnt;
     s.sum = w;
     t[GP_PH_INTEGRATE] = now() - t0;
+    gp_progress_done();
     err = gp_agree(comm, err, msg, msglen);
     if (!err && gp_stats_reduce(comm, &s, &total, 0) != MPI_SUCCESS) {
         err = GP_EXIT_FAIL;

@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "binding.h"
 #include "cli.h"
 #include "exchange.h"
 #include "gp_kernels.h"
@@ -24,21 +25,14 @@ enum {
 };
 extern const char *const gp_phase_names[GP_NPHASES];
 
-/* One rank's binding. */
-typedef struct gp_binding {
-    int rank, local_rank, local_size;
-    char host[64];
-    int device;               /* -1: CPU backend */
-    char device_name[128];
-    char busid[32];
-} gp_binding;
-
 /* Everything the report and the JSON show (valid on rank 0 after a run). */
 typedef struct gp_result {
     int ranks;
     const char *backend;          /* "cuda" or "cpu" */
     int gpus_visible;             /* on rank 0's node */
     int ranks_per_gpu_max;
+    gp_binding *bindings;         /* every rank's binding, in rank order (rank 0; NULL
+                                     elsewhere), for the JSON report */
     /* file mode */
     char file[1024], dataset[1024], type_desc[64];
     gp_dtype dtype;
@@ -68,9 +62,11 @@ typedef struct gp_result {
 } gp_result;
 
 /* Chooses the backend for this rank: --backend cpu → CPU; cuda → CUDA on device
- * local_rank % visible devices, or an error; auto → CUDA when a device is visible, else the
- * CPU with a one-line notice from rank 0. Collective (ranks agree on the outcome). Returns
- * 0 or GP_EXIT_DEVICE with msg set; fills *bind and *be. */
+ * local_rank % visible devices (gp_bind_choose, binding.h), or an error; auto → CUDA when a
+ * device is visible, else the CPU with a one-line notice from rank 0. Ranks sharing a GPU
+ * (counted by PCI bus id over the node) give one warning from rank 0. Collective (ranks
+ * agree on the outcome). Returns 0 or GP_EXIT_DEVICE with msg set; fills *bind and *be,
+ * and on rank 0 res->bindings (every rank's binding). */
 int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
                       gp_binding *bind, gp_result *res, char *msg, size_t msglen);
 
@@ -86,9 +82,12 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
 
 /* Prints the summary and the phase table (rank 0). */
 void gp_report_print(const gp_result *r, const gp_options *o);
-/* Prints the rank / host / device table (collective; rank 0 prints). */
+/* Prints the rank / host / local rank / device / name / PCI bus id / CUDA_VISIBLE_DEVICES
+ * table (collective; rank 0 prints). */
 void gp_report_binding(MPI_Comm comm, const gp_binding *b);
-/* Writes the JSON report to path (rank 0). Returns 0 or -1 with errno. */
+/* Writes the JSON report to path (rank 0): version, ranks, backend, the options, the
+ * binding of every rank (r->bindings), the results and the phase times. Returns 0 or -1
+ * with errno. */
 int gp_report_json(const gp_result *r, const gp_options *o, const char *path);
 
 #endif /* GP_PIPELINE_H */

@@ -100,6 +100,13 @@ void gp_report_print(const gp_result *r, const gp_options *o)
     fflush(stdout);
 }
 
+/* CUDA_VISIBLE_DEVICES as the table shows it: "(unset)", "(empty)" or the value. */
+static const char *cvd_text(const gp_binding *b)
+{
+    if (!b->cuda_visible_set) return "(unset)";
+    return b->cuda_visible[0] ? b->cuda_visible : "(empty)";
+}
+
 void gp_report_binding(MPI_Comm comm, const gp_binding *b)
 {
     int rank, size;
@@ -109,10 +116,11 @@ void gp_report_binding(MPI_Comm comm, const gp_binding *b)
     if (rank == 0) all = (gp_binding *)calloc((size_t)size, sizeof *all);
     MPI_Gather(b, (int)sizeof *b, MPI_BYTE, all, (int)sizeof *b, MPI_BYTE, 0, comm);
     if (rank == 0 && all) {
-        printf("rank  host                 local  device  name                            pci bus id\n");
+        printf("rank  host                 local  device  name                            pci bus id    CUDA_VISIBLE_DEVICES\n");
         for (int i = 0; i < size; i++)
-            printf("%4d  %-20s %5d  %6d  %-30s  %s\n", all[i].rank, all[i].host, all[i].local_rank,
-                   all[i].device, all[i].device_name, all[i].busid[0] ? all[i].busid : "-");
+            printf("%4d  %-20s %5d  %6d  %-30s  %-12s  %s\n", all[i].rank, all[i].host,
+                   all[i].local_rank, all[i].device, all[i].device_name,
+                   all[i].busid[0] ? all[i].busid : "-", cvd_text(&all[i]));
         fflush(stdout);
     }
     free(all);
@@ -138,17 +146,74 @@ static void jstr(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* JSON string or null */
+static void jstr_or_null(FILE *f, const char *s)
+{
+    if (s) jstr(f, s); else fprintf(f, "null");
+}
+
+/* "options": the command line as the run understood it, defaults filled in. */
+static void json_options(FILE *f, const gp_options *o)
+{
+    static const char *const backends[] = {"auto", "cuda", "cpu"};
+    fprintf(f, ",\n  \"options\": {\n    \"file\": ");
+    jstr_or_null(f, o->file);
+    fprintf(f, ",\n    \"dataset\": ");
+    jstr_or_null(f, o->dataset);
+    fprintf(f, ",\n    \"x\": ");
+    jstr_or_null(f, o->xdataset);
+    fprintf(f, ",\n    \"dx\": ");
+    jnum(f, o->dx);
+    fprintf(f, ",\n    \"out\": ");
+    jstr_or_null(f, o->out);
+    fprintf(f, ",\n    \"force\": %s,\n    \"no_sort\": %s,\n    \"json\": ",
+            o->force ? "true" : "false", o->no_sort ? "true" : "false");
+    jstr_or_null(f, o->json);
+    fprintf(f, ",\n    \"quiet\": %s,\n    \"verbose\": %s,\n    \"progress\": \"%s\"",
+            o->quiet ? "true" : "false", o->verbose ? "true" : "false",
+            o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto");
+    fprintf(f, ",\n    \"backend\": \"%s\",\n    \"function\": ",
+            (unsigned)o->backend < 3 ? backends[o->backend] : "?");
+    jstr_or_null(f, o->function_mode ? gp_func_name(o->func) : NULL);
+    fprintf(f, ",\n    \"a\": ");
+    jnum(f, o->a);
+    fprintf(f, ",\n    \"b\": ");
+    jnum(f, o->b);
+    fprintf(f, ",\n    \"n\": %lld\n  }", (long long)o->n);
+}
+
+/* "binding": one object per rank, in rank order. */
+static void json_binding(FILE *f, const gp_result *r)
+{
+    fprintf(f, ",\n  \"binding\": [");
+    for (int i = 0; r->bindings && i < r->ranks; i++) {
+        const gp_binding *b = &r->bindings[i];
+        fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", b->rank);
+        jstr(f, b->host);
+        fprintf(f, ", \"local_rank\": %d, \"local_size\": %d, \"device\": %d, \"name\": ",
+                b->local_rank, b->local_size, b->device);
+        jstr(f, b->device_name);
+        fprintf(f, ", \"pci_bus_id\": ");
+        jstr_or_null(f, b->busid[0] ? b->busid : NULL);
+        fprintf(f, ", \"cuda_visible_devices\": ");
+        jstr_or_null(f, b->cuda_visible_set ? b->cuda_visible : NULL);
+        fprintf(f, "}");
+    }
+    fprintf(f, "%s]", r->bindings && r->ranks > 0 ? "\n  " : "");
+}
+
 int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f) return -1;
-    (void)o;
     fprintf(f, "{\n  \"version\": ");
     jstr(f, GPUPRIM_VERSION);
     fprintf(f, ",\n  \"ranks\": %d,\n  \"backend\": ", r->ranks);
     jstr(f, r->backend);
     fprintf(f, ",\n  \"gpus_visible\": %d,\n  \"ranks_per_gpu_max\": %d", r->gpus_visible,
             r->ranks_per_gpu_max);
+    json_options(f, o);
+    json_binding(f, r);
     if (r->function_mode) {
         fprintf(f, ",\n  \"mode\": \"function\",\n  \"function\": ");
         jstr(f, gp_func_name(r->func));

@@ -1,0 +1,95 @@
+# gpuprim_install.cmake — `cmake --install BUILD [--prefix P]` installs:
+#   bin/gpuprim_mpi, bin/gpuprim_gen
+#   lib/libgpuprim.a
+#   include/gpuprim/{gpuprim.h, gp_kernels.h, gp_ext.h, gp_keys_ext.h, exchange.h, h5io.h}   (#include <gpuprim/gpuprim.h>)
+#   lib/cmake/gpuprim/gpuprimConfig.cmake (+ Version, Targets): find_package(gpuprim) gives
+#       the imported target gpuprim::gpuprim with its MPI, HDF5, threads (and, in a CUDA
+#       build, CUDA::cudart_static) usage requirements found again through find_dependency
+#   lib/pkgconfig/gpuprim.pc: cc app.c $(pkg-config --cflags --libs gpuprim)
+# Included from the top-level CMakeLists.txt after the targets are defined.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(GPUPRIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpuprim)
+
+install(TARGETS gpuprim EXPORT gpuprimTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS gpuprim_mpi gpuprim_gen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES
+          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gpuprim.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gp_kernels.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gp_ext.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gp_keys_ext.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/src/exchange.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/io/h5io.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuprim)
+install(EXPORT gpuprimTargets NAMESPACE gpuprim:: DESTINATION ${GPUPRIM_CMAKE_DIR})
+
+# ---- CMake package -------------------------------------------------------------------
+# where this build found the CUDA toolkit: a hint for consumers' find_dependency(CUDAToolkit)
+set(GPUPRIM_CUDA_ROOT "")
+if(GPUPRIM_HAVE_CUDA AND CUDAToolkit_BIN_DIR)
+  get_filename_component(GPUPRIM_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+endif()
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gpuprimConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/gpuprimConfig.cmake
+  INSTALL_DESTINATION ${GPUPRIM_CMAKE_DIR})
+# 0.x: a new minor version may change the interface
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/gpuprimConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpuprimConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/gpuprimConfigVersion.cmake
+        DESTINATION ${GPUPRIM_CMAKE_DIR})
+
+# ---- pkg-config ----------------------------------------------------------------------
+# libgpuprim is static, so Libs lists everything it needs, as this build found it.
+function(gp_pc_libs out)
+  set(r "")
+  foreach(l IN LISTS ARGN)
+    if(l MATCHES "^-" OR IS_ABSOLUTE "${l}")
+      string(APPEND r " ${l}")
+    elseif(l)
+      string(APPEND r " -l${l}")
+    endif()
+  endforeach()
+  set(${out} "${r}" PARENT_SCOPE)
+endfunction()
+function(gp_pc_prefixed out flag)
+  set(r "")
+  foreach(x IN LISTS ARGN)
+    if(x)
+      string(REGEX REPLACE "^-D" "" x "${x}")
+      string(APPEND r " ${flag}${x}")
+    endif()
+  endforeach()
+  set(${out} "${r}" PARENT_SCOPE)
+endfunction()
+
+gp_pc_prefixed(_pc_inc "-I" ${MPI_C_INCLUDE_DIRS} ${HDF5_C_INCLUDE_DIRS})
+gp_pc_prefixed(_pc_def "-D" ${MPI_C_COMPILE_DEFINITIONS} ${HDF5_C_DEFINITIONS})
+set(GPUPRIM_PC_CFLAGS "${_pc_inc}${_pc_def}")
+foreach(o IN LISTS MPI_C_COMPILE_OPTIONS)
+  string(APPEND GPUPRIM_PC_CFLAGS " ${o}")
+endforeach()
+gp_pc_libs(GPUPRIM_PC_LIBS ${MPI_C_LINK_FLAGS} ${MPI_C_LIBRARIES} ${HDF5_C_LIBRARIES})
+if(GPUPRIM_HAVE_CUDA)
+  string(APPEND GPUPRIM_PC_CFLAGS " -DGPUPRIM_HAVE_CUDA=1")
+  # the CUDA objects need the static CUDA runtime and what it uses
+  string(APPEND GPUPRIM_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lstdc++")
+endif()
+string(APPEND GPUPRIM_PC_LIBS " -pthread -lm")
+# relocatable: the prefix is found from the .pc file's own folder
+set(_rel "")
+string(REPLACE "/" ";" _parts "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+foreach(p IN LISTS _parts)
+  string(APPEND _rel "/..")
+endforeach()
+set(GPUPRIM_PC_PREFIX "\${pcfiledir}${_rel}")
+configure_file(${CMAKE_CURRENT_LIST_DIR}/gpuprim.pc.in ${CMAKE_CURRENT_BINARY_DIR}/gpuprim.pc @ONLY)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpuprim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# kernels/gpuprim.h carries the version as macros: keep them in step with project()
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gpuprim.h _gp_vlines REGEX "#define GPUPRIM_VERSION_(MAJOR|MINOR|PATCH) ")
+string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3" _gp_hver "${_gp_vlines}")
+if(NOT _gp_hver VERSION_EQUAL PROJECT_VERSION)
+  message(FATAL_ERROR "kernels/gpuprim.h says version ${_gp_hver}, project() says ${PROJECT_VERSION}")
+endif()

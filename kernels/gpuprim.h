@@ -1,0 +1,45 @@
+/* gpuprim.h — the public umbrella header of the gpuprim library.
+ *
+ *     #include <gpuprim/gpuprim.h>           (installed: include/gpuprim/)
+ *     CMake:       find_package(gpuprim) ; target_link_libraries(app PRIVATE gpuprim::gpuprim)
+ *     pkg-config:  cc app.c $(pkg-config --cflags --libs gpuprim)
+ *
+ * What it gives (each header documents its functions):
+ *   gp_kernels.h  element types and order keys, the statistics record (gp_stats,
+ *                 gp_stats_combine), the backend table gp_backend with the CPU backend
+ *                 (gp_backend_cpu) and the CUDA backend (gp_backend_cuda(device), NULL
+ *                 with a reason when the build or the machine has none), the built-in
+ *                 integrands of the trapezoid rule;
+ *   exchange.h    the distributed operations over an MPI communicator:
+ *                   gp_stats_reduce / gp_stats_allreduce  combine every rank's gp_stats in
+ *                                   rank order (deterministic for a given rank count),
+ *                   gp_bitonic_exchange  rank-level bitonic merge exchange that leaves
+ *                                   sorted shards globally sorted across the ranks,
+ *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors);
+ *   h5io.h        parallel HDF5 shard reads and safe writes (gp_shard_range, gp_h5_open,
+ *                 gp_h5_read, gp_h5_write, gp_h5_close).
+ *
+ * A typical program: MPI_Init; pick a backend (gp_cuda_device_count() > 0 ?
+ * gp_backend_cuda(local_rank % count, ...) : gp_backend_cpu()); alloc + upload a shard;
+ * be->stats; gp_stats_allreduce; be->to_keys + be->sort_keys; gp_bitonic_exchange;
+ * be->from_keys. tests/example/example.c is a complete one.
+ *
+ * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and
+ * the pkg-config file add. In a build with the CUDA backend GPUPRIM_HAVE_CUDA is defined
+ * (to 1) for users as well. Linking needs MPI, HDF5, the C math library, threads and, with
+ * the CUDA backend, the static CUDA runtime; both package descriptions list them.
+ */
+#ifndef GPUPRIM_H
+#define GPUPRIM_H
+
+/* The library's version (the CMake project version; gpuprim_mpi --version adds git's). */
+#define GPUPRIM_VERSION_MAJOR 0
+#define GPUPRIM_VERSION_MINOR 1
+#define GPUPRIM_VERSION_PATCH 0
+
+#include "gp_kernels.h"
+#include "gp_ext.h"
+#include "exchange.h"
+#include "h5io.h"
+
+#endif /* GPUPRIM_H */

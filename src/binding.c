@@ -1,0 +1,119 @@
+/* binding.c — the rank → GPU decision (see binding.h). No MPI, no CUDA: plain inputs. */
+#include "binding.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gp_bind_env_from_process(gp_bind_env *env)
+{
+    env->cuda_visible_devices = getenv("CUDA_VISIBLE_DEVICES");
+    env->slurm_localid = getenv("SLURM_LOCALID");
+    env->slurm_step_gpus = getenv("SLURM_STEP_GPUS");
+    env->slurm_job_gpus = getenv("SLURM_JOB_GPUS");
+}
+
+int gp_bind_list_count(const char *list)
+{
+    if (!list) return -1;
+    int n = 0, in_entry = 0;
+    for (const char *c = list; *c; c++) {
+        if (*c == ',') {
+            in_entry = 0;
+        } else if (*c != ' ' && !in_entry) {
+            in_entry = 1;
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Copies entry `idx` (0-based; blanks trimmed, empty entries skipped as
+ * gp_bind_list_count skips them) of a comma-separated list into out. Returns 0, or -1
+ * when the list has no such entry. */
+static int list_entry(const char *list, int idx, char *out, size_t outlen)
+{
+    int k = 0;
+    const char *c = list;
+    for (;;) {
+        while (*c == ' ' || *c == ',') c++;
+        if (!*c) return -1;
+        const char *start = c;
+        while (*c && *c != ',') c++;
+        const char *end = c;
+        while (end > start && end[-1] == ' ') end--;
+        if (k++ == idx) {
+            size_t len = (size_t)(end - start);
+            if (len >= outlen) len = outlen - 1;
+            memcpy(out, start, len);
+            out[len] = '\0';
+            return 0;
+        }
+    }
+}
+
+/* A non-negative decimal integer, or -1. */
+static int parse_index(const char *s)
+{
+    if (!s || !*s) return -1;
+    char *end;
+    long v = strtol(s, &end, 10);
+    while (*end == ' ') end++;
+    if (*end || v < 0 || v > 1000000) return -1;
+    return (int)v;
+}
+
+int gp_bind_choose(int local_rank, int local_size, int visible, const gp_bind_env *env,
+                   gp_bind_choice *choice)
+{
+    static const gp_bind_env none = {NULL, NULL, NULL, NULL};
+    if (!env) env = &none;
+    memset(choice, 0, sizeof *choice);
+    choice->device = -1;
+    if (local_rank < 0) local_rank = parse_index(env->slurm_localid);
+    choice->local_rank = local_rank;
+    if (local_rank < 0) return -1;
+    if (local_size <= local_rank) local_size = local_rank + 1;
+    if (visible <= 0) return 0;
+
+    /* device = local rank mod visible: under --gpus-per-task=1 (one visible) this is 0 */
+    choice->device = local_rank % visible;
+
+    /* identity of that GPU on the node: Slurm's own index when the step's list describes
+     * exactly what this rank sees (it holds even where CUDA_VISIBLE_DEVICES is renumbered
+     * inside a device cgroup), else the CUDA_VISIBLE_DEVICES entry, else the index */
+    const int nstep = gp_bind_list_count(env->slurm_step_gpus);
+    const int ncvd = gp_bind_list_count(env->cuda_visible_devices);
+    if (nstep == visible &&
+        list_entry(env->slurm_step_gpus, choice->device, choice->gpu_key, sizeof choice->gpu_key) == 0) {
+        /* taken from SLURM_STEP_GPUS */
+    } else if (ncvd >= visible &&
+               list_entry(env->cuda_visible_devices, choice->device, choice->gpu_key,
+                          sizeof choice->gpu_key) == 0) {
+        /* taken from CUDA_VISIBLE_DEVICES */
+    } else {
+        snprintf(choice->gpu_key, sizeof choice->gpu_key, "%d", choice->device);
+    }
+
+    /* GPUs the node's ranks spread over: the job's GPUs on this node when Slurm says so
+     * (each rank may see only its own), else what this rank sees */
+    const int njob = gp_bind_list_count(env->slurm_job_gpus);
+    choice->node_gpus = njob > visible ? njob : visible;
+    choice->ranks_per_gpu = (local_size + choice->node_gpus - 1) / choice->node_gpus;
+    choice->shared = choice->ranks_per_gpu > 1;
+    return 0;
+}
+
+int gp_bind_ranks_per_gpu(const char *keys, size_t stride, int n)
+{
+    int best = 0;
+    for (int i = 0; i < n; i++) {
+        const char *ki = keys + (size_t)i * stride;
+        if (!ki[0]) continue;
+        int same = 0;
+        for (int j = 0; j < n; j++)
+            if (strcmp(ki, keys + (size_t)j * stride) == 0) same++;
+        if (same > best) best = same;
+    }
+    return best;
+}

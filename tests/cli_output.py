@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""cli_output.py — the documented surface of gpuprim_mpi: --help, --version, the README's
+gpuprim_mpi(1) section, --verbose's binding table, --json's options / binding / times and
+the --progress lines.
+
+usage: cli_output.py --bin BUILD_DIR --mpirun tests/mpirun.sh --src SOURCE_DIR --work DIR
+
+Every option that src/cli.c accepts must appear in --help and in README.md's gpuprim_mpi(1)
+section, and so must every exit code. Exit 0 when every check passes.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+FAILS = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        FAILS.append(what)
+
+
+def run(args, argv, np_=1, env=None):
+    cmd = ["sh", args.mpirun, "-np", str(np_)] + argv
+    e = dict(os.environ)
+    e.pop("CUDA_VISIBLE_DEVICES", None)
+    e.update(env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=300)
+
+
+def cli_options(src):
+    """Every option string src/cli.c compares an argument with."""
+    text = open(os.path.join(src, "src", "cli.c")).read()
+    return sorted(set(re.findall(r'strcmp\(arg, "(-[-a-z]*[a-z])"\)', text)))
+
+
+def man_section(src):
+    text = open(os.path.join(src, "README.md")).read()
+    m = re.search(r"^#+ gpuprim_mpi\(1\).*?(?=^## )", text, re.S | re.M)
+    return m.group(0) if m else ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    mpi = os.path.join(args.bin, "gpuprim_mpi")
+    gen = os.path.join(args.bin, "gpuprim_gen")
+
+    # --help: every option, the defaults, the exit codes
+    opts = cli_options(args.src)
+    check(len(opts) >= 20, f"found the options of src/cli.c ({len(opts)})")
+    p = run(args, [mpi, "--help"])
+    check(p.returncode == 0, "--help exits 0")
+    helptext = p.stdout
+    for o in opts:
+        check(re.search(r"(^|[\s,])" + re.escape(o) + r"\b", helptext) is not None, f"--help lists {o}")
+    check(helptext.count("default") >= 10, "--help gives the defaults")
+    for code in range(9):
+        check(re.search(rf"^\s+{code}\s+\S", helptext, re.M) is not None, f"--help explains exit code {code}")
+
+    # README: the man-page-style section has the same
+    man = man_section(args.src)
+    check(len(man) > 500, "README.md has a gpuprim_mpi(1) section")
+    for o in opts:
+        check(o in man, f"README gpuprim_mpi(1) lists {o}")
+    for code in range(9):
+        check(re.search(rf"^\|\s*{code}\s*\|", man, re.M) is not None, f"README gpuprim_mpi(1) explains exit code {code}")
+    for word in ("SYNOPSIS", "OPTIONS", "EXIT STATUS", "ENVIRONMENT"):
+        check(word in man, f"README gpuprim_mpi(1) has {word}")
+
+    # --version: the version and the backends of the build
+    p = run(args, [mpi, "--version"])
+    lines = p.stdout.splitlines()
+    check(p.returncode == 0 and len(lines) >= 2 and re.match(r"gpuprim_mpi \d+\.\d+\.\d+", lines[0]) is not None,
+          f"--version first line: {lines[:1]}")
+    check(any(re.fullmatch(r"CUDA backend: (yes|no)", l) for l in lines), "--version says CUDA backend: yes/no")
+
+    # a file, three ranks, everything on
+    data = os.path.join(args.work, "data.h5")
+    p = run(args, [gen, data, "--n", "50000", "--force"], np_=2)
+    check(p.returncode == 0, f"gpuprim_gen: {p.stderr[-300:]}")
+    rj = os.path.join(args.work, "r.json")
+    p = run(args, [mpi, data, "--backend", "cpu", "--verbose", "--progress", "--json", rj], np_=3,
+            env={"CUDA_VISIBLE_DEVICES": "0,1"})
+    check(p.returncode == 0, f"run --verbose --progress --json: exit {p.returncode} {p.stderr[-300:]}")
+    table = [l for l in p.stdout.splitlines() if re.match(r"\s*\d+\s+\S+\s+\d+\s+-?\d+\s", l)]
+    check("CUDA_VISIBLE_DEVICES" in p.stdout and "pci bus id" in p.stdout, "--verbose table header")
+    check(len(table) == 3 and all(l.rstrip().endswith("0,1") for l in table),
+          f"--verbose table rows show CUDA_VISIBLE_DEVICES: {table}")
+    phases = ["read", "upload", "reduce", "local sort", "rank exchange", "verify"]
+    for ph in phases:
+        check(len(re.findall(rf"^gpuprim_mpi: \[\s*[\d.]+ s\] {ph}\.\.\.$", p.stderr, re.M)) == 1,
+              f"--progress (not a terminal): one line for {ph}")
+    check(len(re.findall(r"\] finished$", p.stderr, re.M)) == 1, "--progress: one closing line")
+    check("\r" not in p.stderr, "--progress (not a terminal): no carriage returns")
+    r = json.load(open(rj))
+    o = r.get("options", {})
+    check(o.get("file") == data and o.get("backend") == "cpu" and o.get("progress") == "on" and
+          o.get("verbose") is True and o.get("json") == rj and o.get("dataset") is None and
+          o.get("dx") == 1 and o.get("no_sort") is False, f"--json options: {o}")
+    b = r.get("binding", [])
+    check(len(b) == 3 and [x.get("rank") for x in b] == [0, 1, 2], "--json binding: one entry per rank")
+    keys = {"rank", "host", "local_rank", "local_size", "device", "name", "pci_bus_id", "cuda_visible_devices"}
+    check(all(keys <= set(x) for x in b), f"--json binding fields {sorted(keys)}")
+    check(all(x["device"] == -1 and x["name"] == "CPU" and x["pci_bus_id"] is None and
+              x["cuda_visible_devices"] == "0,1" and x["local_size"] == 3 for x in b),
+          f"--json binding values: {b}")
+    check(sorted(x["local_rank"] for x in b) == [0, 1, 2], "--json binding local ranks")
+    t = r.get("times_ms", {})
+    check(all(k in t for k in phases + ["total", "write"]), f"--json keeps the phase times: {sorted(t)}")
+    check(r.get("sorted_verified") is True and r.get("count") == 50000, "--json results")
+
+    # defaults: no progress off a terminal, CUDA_VISIBLE_DEVICES unset shows as such
+    rj2 = os.path.join(args.work, "r2.json")
+    p = run(args, [mpi, data, "--backend", "cpu", "--verbose", "--no-sort", "--json", rj2], np_=2)
+    check(p.returncode == 0 and "gpuprim_mpi: [" not in p.stderr, "no progress lines by default off a terminal")
+    check("(unset)" in p.stdout, "--verbose shows an unset CUDA_VISIBLE_DEVICES")
+    r2 = json.load(open(rj2))
+    check([x["cuda_visible_devices"] for x in r2["binding"]] == [None, None], "--json: unset CVD is null")
+    check(r2["options"]["progress"] == "auto" and r2["options"]["no_sort"] is True, "--json options defaults")
+    p = run(args, [mpi, data, "--backend", "cpu", "--no-progress", "--progress", "--quiet", "--no-sort"], np_=1)
+    check(p.returncode == 0 and "] read..." in p.stderr, "the last of --progress / --no-progress wins")
+    p = run(args, [mpi, data, "--backend", "cpu", "--progress", "--no-progress", "--quiet", "--no-sort"], np_=1)
+    check(p.returncode == 0 and "gpuprim_mpi: [" not in p.stderr, "--no-progress")
+    p = run(args, [mpi, "--function", "sin", "--n", "1000", "--progress", "--quiet"], np_=2)
+    check(p.returncode == 0 and "] integrate..." in p.stderr, "--progress in function mode")
+
+    print(f"{'FAILED' if FAILS else 'passed'}: {len(FAILS)} failure(s)")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
