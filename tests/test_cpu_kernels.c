@@ -618,6 +618,11 @@ static void test_merge_split_all(void)
     snprintf(g_ctx, sizeof g_ctx, "merge_split invalid arguments");
     uint32_t a[4] = {1, 2, 3, 4}, b[4] = {2, 3, 4, 5}, o[8];
     int64_t no = -7;
+    {
+        gp_stats st;
+        const float one = 1.0f;
+        CHECK(gp_cpu_stats(GP_F32, &one, 1, 4u, &st) == GP_EINVAL, "stats: unknown flag 4 accepted");
+    }
     CHECK(gp_cpu_merge_split_keys(4, a, 4, b, 4, 3, 0, o, &no) == GP_EINVAL, "nlo > m accepted");
     CHECK(gp_cpu_merge_split_keys(4, a, 2, b, 4, 3, 1, o, &no) == GP_EINVAL, "nhi > m accepted");
     CHECK(gp_cpu_merge_split_keys(3, a, 2, b, 2, 4, 0, o, &no) == GP_EINVAL, "width 3 accepted");
