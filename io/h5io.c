@@ -744,13 +744,20 @@ int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_ty
                 gp_dtype mem, int64_t n_total, int64_t off, int64_t cnt, const void *buf,
                 int force, char *msg, size_t msglen)
 {
+    gp_h5_outds d = {dset, file_type, mem, buf};
+    return gp_h5_write_many(comm, path, &d, 1, n_total, off, cnt, force, msg, msglen);
+}
+
+int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
+                     int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
+                     size_t msglen)
+{
     gp_err e;
     int rank = 0, created = 0;
     char tmp[GP_H5_PATHLEN + 32] = "";
     hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
     hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID, did = H5I_INVALID_HID;
-    size_t esz = gp_dtype_size(mem);
-    const char *P = path ? path : "(no path)", *D = dset ? dset : "(no dataset)";
+    const char *P = path ? path : "(no path)", *D = "(no dataset)";
     memset(&e, 0, sizeof e);
     quiet_hdf5();
 
@@ -758,21 +765,27 @@ int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_ty
         fail(&e, GP_IO_EWRITE, "%s: MPI_Comm_rank failed", P);
     if (!path || !path[0] || strlen(path) >= GP_H5_PATHLEN)
         fail(&e, GP_IO_EWRITE, "%.64s: bad output file name", P);
-    else if (!dset || !dset[0] || strlen(dset) >= GP_H5_PATHLEN)
-        fail(&e, GP_IO_EWRITE, "%s: bad dataset name", P);
-    else if (esz == 0)
-        fail(&e, GP_IO_EWRITE, "%s: %s: invalid element type %d", P, D, (int)mem);
+    else if (!ds || nds < 1)
+        fail(&e, GP_IO_EWRITE, "%s: no dataset to write", P);
     else if (n_total < 0 || off < 0 || cnt < 0 || off > n_total || cnt > n_total - off)
-        fail(&e, GP_IO_EWRITE, "%s: %s: part [%lld, +%lld) outside the %lld elements", P, D,
+        fail(&e, GP_IO_EWRITE, "%s: part [%lld, +%lld) outside the %lld elements", P,
              (long long)off, (long long)cnt, (long long)n_total);
-    else if (cnt > 0 && !buf)
-        fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", P, D);
-    if (!e.rc && file_type != H5I_INVALID_HID) {
-        H5T_class_t cls = H5Iget_type(file_type) == H5I_DATATYPE ? H5Tget_class(file_type)
-                                                                 : H5T_NO_CLASS;
-        if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-            fail(&e, GP_IO_EWRITE, "%s: %s: the stored type must be an integer or float type",
-                 P, D);
+    for (int k = 0; !e.rc && k < nds; k++) {
+        const char *dset = ds[k].dset;
+        D = dset ? dset : "(no dataset)";
+        if (!dset || !dset[0] || strlen(dset) >= GP_H5_PATHLEN)
+            fail(&e, GP_IO_EWRITE, "%s: bad dataset name", P);
+        else if (gp_dtype_size(ds[k].mem) == 0)
+            fail(&e, GP_IO_EWRITE, "%s: %s: invalid element type %d", P, D, (int)ds[k].mem);
+        else if (cnt > 0 && !ds[k].buf)
+            fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", P, D);
+        if (!e.rc && ds[k].file_type != H5I_INVALID_HID) {
+            hid_t ft = ds[k].file_type;
+            H5T_class_t cls = H5Iget_type(ft) == H5I_DATATYPE ? H5Tget_class(ft) : H5T_NO_CLASS;
+            if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+                fail(&e, GP_IO_EWRITE,
+                     "%s: %s: the stored type must be an integer or float type", P, D);
+        }
     }
     if (agree(comm, &e, GP_IO_EWRITE)) goto done;
     check_tiling(comm, P, n_total, off, cnt, &e);
@@ -828,19 +841,26 @@ int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_ty
         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
         H5Pset_obj_track_times(dcpl, 0) < 0) { /* no timestamp: reproducible bytes */
-        fail(&e, GP_IO_EWRITE, "%s: %s: cannot set up the dataset (%s)", path, dset,
-             h5_reason().desc);
-    } else {
-        hid_t ft = file_type != H5I_INVALID_HID ? file_type : native_of(mem);
+        fail(&e, GP_IO_EWRITE, "%s: cannot set up the datasets (%s)", path, h5_reason().desc);
+    }
+    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+
+    for (int k = 0; k < nds; k++) {
+        const char *dset = ds[k].dset;
+        const gp_dtype mem = ds[k].mem;
+        D = dset;
+        hid_t ft = ds[k].file_type != H5I_INVALID_HID ? ds[k].file_type : native_of(mem);
         did = H5Dcreate2(fid, dset, ft, space, lcpl, dcpl, H5P_DEFAULT);
         if (did < 0)
             fail(&e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", path, dset,
                  h5_reason().desc);
+        if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+        transfer(comm, 1, did, 1, &dim, native_of(mem), gp_dtype_size(mem), off, cnt,
+                 (void *)ds[k].buf, path, dset, &e);
+        if (H5Dclose(did) < 0) fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
+        did = H5I_INVALID_HID;
+        if (agree(comm, &e, GP_IO_EWRITE)) goto close;
     }
-    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
-
-    transfer(comm, 1, did, 1, &dim, native_of(mem), esz, off, cnt, (void *)buf, path, dset,
-             &e);
 
 close:
     if (did >= 0 && H5Dclose(did) < 0) fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);

@@ -76,4 +76,20 @@ int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_ty
                 gp_dtype mem, int64_t n_total, int64_t off, int64_t cnt, const void *buf,
                 int force, char *msg, size_t msglen);
 
+/* One dataset of gp_h5_write_many: its path in the file, stored type (H5I_INVALID_HID: the
+ * native type of mem), element type in memory, and this rank's part. */
+typedef struct gp_h5_outds {
+    const char *dset;
+    hid_t file_type;
+    gp_dtype mem;
+    const void *buf;
+} gp_h5_outds;
+
+/* gp_h5_write for several 1-D datasets of the same length and distribution in one new file
+ * (e.g. the sorted values and their argsort): same checks, same temporary-name-then-rename
+ * rule, same error codes. Collective. */
+int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
+                     int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
+                     size_t msglen);
+
 #endif /* GP_H5IO_H */

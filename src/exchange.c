@@ -1,6 +1,8 @@
 /* exchange.c — MPI combination: statistics reduction, rank-level bitonic merge exchange. */
 #include "exchange.h"
 
+#include "gp_ext.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -46,6 +48,29 @@ int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total)
     gp_stats in = *mine, out;
     rc = MPI_Allreduce(&in, &out, 1, t, op, comm);
     *total = out;
+    MPI_Op_free(&op);
+    MPI_Type_free(&t);
+    return rc;
+}
+
+/* ---- exact accumulators ---------------------------------------------------------------- */
+
+static void superacc_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    gp_superacc *a = (gp_superacc *)in, *b = (gp_superacc *)inout;
+    for (int i = 0; i < *len; i++) gp_superacc_add(&b[i], &a[i]);
+}
+
+int gp_superacc_allreduce(MPI_Comm comm, const gp_superacc *mine, gp_superacc *total)
+{
+    MPI_Datatype t;
+    MPI_Op op;
+    int rc = MPI_Type_contiguous((int)sizeof(gp_superacc), MPI_BYTE, &t);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
+    if (rc == MPI_SUCCESS) rc = MPI_Op_create(superacc_op, 1 /* commutative: exact */, &op);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Allreduce(mine, total, 1, t, op, comm);
     MPI_Op_free(&op);
     MPI_Type_free(&t);
     return rc;
@@ -99,9 +124,17 @@ static void die(MPI_Comm comm, int rank, const char *what, const char *detail)
     MPI_Abort(comm, 7);
 }
 
-int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
-                        void **keys, int64_t *nkeys, void **spare, void *recv,
-                        void *host_send, void *host_recv, gp_exchange_info *info)
+/* The exchange of gp_bitonic_exchange / gp_bitonic_exchange_pairs: with v == NULL keys
+ * only; else every key carries one uint64 value (v->vals etc.). */
+typedef struct pair_bufs {
+    uint64_t **vals, **vspare, *vrecv;
+    uint64_t *hv_send, *hv_recv;
+    int stable;
+} pair_bufs;
+
+static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, void **keys,
+                    int64_t *nkeys, void **spare, void *recv, void *host_send, void *host_recv,
+                    const pair_bufs *v, gp_exchange_info *info)
 {
     int rank, P;
     MPI_Comm_rank(comm, &rank);
@@ -125,42 +158,81 @@ int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t 
             int rc = MPI_Sendrecv(&mine, 1, MPI_INT64_T, partner, 6, &theirs, 1, MPI_INT64_T,
                                   partner, 6, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "count exchange failed");
-            const void *sendp = *keys;
-            void *recvp = host_resident ? host_recv : host_send;
-            if (!host_resident) {
-                if (be->download(host_send, *keys, (size_t)mine * width))
-                    die(comm, rank, "download", be->last_error());
-                sendp = host_send;
-                recvp = host_recv;
-            }
-            rc = gp_sendrecv_bytes(comm, partner, sendp, mine * width, recvp, theirs * width);
-            if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "shard exchange failed");
-            const void *other = host_recv;
-            if (!host_resident) {
-                if (be->upload(recv, host_recv, (size_t)theirs * width))
-                    die(comm, rank, "upload", be->last_error());
-                other = recv;
+            /* keys, then values: device -> host, MPI, host -> device (in place on the CPU) */
+            const void *other = NULL;
+            const uint64_t *vother = NULL;
+            for (int part = 0; part < (v ? 2 : 1); part++) {
+                const int w = part ? 8 : width;
+                void *dsrc = part ? (void *)*v->vals : *keys;
+                void *hs = part ? (void *)v->hv_send : host_send;
+                void *hr = part ? (void *)v->hv_recv : host_recv;
+                void *drecv = part ? (void *)v->vrecv : recv;
+                const void *sendp = dsrc;
+                if (!host_resident) {
+                    if (be->download(hs, dsrc, (size_t)mine * w))
+                        die(comm, rank, "download", be->last_error());
+                    sendp = hs;
+                }
+                rc = gp_sendrecv_bytes(comm, partner, sendp, mine * w, hr, theirs * w);
+                if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "shard exchange failed");
+                const void *got = hr;
+                if (!host_resident) {
+                    if (be->upload(drecv, hr, (size_t)theirs * w))
+                        die(comm, rank, "upload", be->last_error());
+                    got = drecv;
+                }
+                if (part) vother = (const uint64_t *)got;
+                else other = got;
+                info->bytes_sent += mine * w;
             }
             double t1 = MPI_Wtime();
             const void *lo = lower ? *keys : other, *hi = lower ? other : *keys;
             int64_t nlo = lower ? mine : theirs, nhi = lower ? theirs : mine, nout = 0;
-            if (be->merge_split_keys(width, lo, nlo, hi, nhi, m, !lower, *spare, &nout))
-                die(comm, rank, "merge-split", be->last_error());
+            if (!v) {
+                if (be->merge_split_keys(width, lo, nlo, hi, nhi, m, !lower, *spare, &nout))
+                    die(comm, rank, "merge-split", be->last_error());
+            } else {
+                const uint64_t *vlo = lower ? *v->vals : vother, *vhi = lower ? vother : *v->vals;
+                if (be->merge_split_pairs(width, lo, vlo, nlo, hi, vhi, nhi, m, !lower, v->stable,
+                                          *spare, *v->vspare, &nout))
+                    die(comm, rank, "merge-split", be->last_error());
+                uint64_t *tv = *v->vals;
+                *v->vals = *v->vspare;
+                *v->vspare = tv;
+            }
             void *tmp = *keys;
             *keys = *spare;
             *spare = tmp;
             *nkeys = nout;
             info->merges++;
-            info->bytes_sent += mine * width;
             double t2 = MPI_Wtime();
             info->t_comm += t1 - t0;
             info->t_merge += t2 - t1;
             if (info->stages <= GP_XSTEPS_MAX) {
                 info->step_comm[info->stages - 1] = t1 - t0;
                 info->step_merge[info->stages - 1] = t2 - t1;
-                info->step_bytes[info->stages - 1] = mine * width;
+                info->step_bytes[info->stages - 1] = mine * (width + (v ? 8 : 0));
             }
         }
     }
     return 0;
+}
+
+int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
+                        void **keys, int64_t *nkeys, void **spare, void *recv,
+                        void *host_send, void *host_recv, gp_exchange_info *info)
+{
+    return exchange(comm, be, width, m, keys, nkeys, spare, recv, host_send, host_recv, NULL,
+                    info);
+}
+
+int gp_bitonic_exchange_pairs(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
+                              void **keys, uint64_t **vals, int64_t *nkeys, void **spare,
+                              uint64_t **vspare, void *recv, uint64_t *vrecv, void *host_send,
+                              void *host_recv, uint64_t *hv_send, uint64_t *hv_recv,
+                              int stable, gp_exchange_info *info)
+{
+    pair_bufs v = {vals, vspare, vrecv, hv_send, hv_recv, stable};
+    return exchange(comm, be, width, m, keys, nkeys, spare, recv, host_send, host_recv, &v,
+                    info);
 }

@@ -15,6 +15,13 @@
  * error code (MPI_SUCCESS on success). */
 int gp_stats_reduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total, int root);
 
+/* Adds every rank's exact accumulator (gp_ext.h) into *total on every rank: MPI_Allreduce
+ * with a user-defined operation doing gp_superacc_add (exact integer limb additions, so
+ * the result is the same bits whatever the reduction order). Returns an MPI error code. */
+struct gp_superacc;
+int gp_superacc_allreduce(MPI_Comm comm, const struct gp_superacc *mine,
+                          struct gp_superacc *total);
+
 /* Same, but every rank receives the total (MPI_Allreduce with the same operation). */
 int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total);
 
@@ -51,6 +58,19 @@ typedef struct gp_exchange_info {
 int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
                         void **keys, int64_t *nkeys, void **spare, void *recv,
                         void *host_send, void *host_recv, gp_exchange_info *info);
+
+/* gp_bitonic_exchange with one uint64 value per key (argsort positions or a payload):
+ * *vals (m values, backend memory) moves with *keys, *vspare and vrecv are its spare and
+ * receive buffers (m each), hv_send / hv_recv its host staging buffers (m each). With
+ * stable = 1 the order is (key, value) lexicographic (the values are then global input
+ * positions, which makes the sort stable); else by key, ties lower rank first. Merge-splits
+ * are the backend's merge_split_pairs. Collective; aborts the job on a failing backend
+ * call. Returns 0. */
+int gp_bitonic_exchange_pairs(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
+                              void **keys, uint64_t **vals, int64_t *nkeys, void **spare,
+                              uint64_t **vspare, void *recv, uint64_t *vrecv, void *host_send,
+                              void *host_recv, uint64_t *hv_send, uint64_t *hv_recv,
+                              int stable, gp_exchange_info *info);
 
 /* Sends `sbytes` bytes from sbuf to `partner` and receives `rbytes` bytes from it into rbuf,
  * in pieces of at most 1 GiB (both sides must pass the same pair of sizes, swapped).
