@@ -38,6 +38,19 @@ void gp_print_usage(void)
         "                     renamed when every rank succeeded (default: none)\n"
         "  --force            overwrite an existing --out file (default: off)\n"
         "  --no-sort          statistics and integral only; no sort, no --out (default: off)\n"
+        "  --descending       sort largest first; NaNs still last, +0.0 before -0.0 (default:\n"
+        "                     ascending)\n"
+        "  --stable           ties keep their input order (sort by value, then input position;\n"
+        "                     default: the faster unstable sort, ties in no promised order)\n"
+        "  --argsort          also write DATASET_argsort to --out: the 0-based input position\n"
+        "                     (int64) of each sorted value (needs --out)\n"
+        "  --payload DATASET  carry another dataset of the same element count with the values\n"
+        "                     and write it, sorted by them, to --out under its own path (needs\n"
+        "                     --out)\n"
+        "  --reproducible     exact (Kulisch-accumulator) sums: sum, mean, L2 norm and the\n"
+        "                     uniform-dx integral bitwise identical for any rank count, shard\n"
+        "                     layout or backend (default: off; float64 sums in rank order,\n"
+        "                     the same bits from run to run for a fixed rank count)\n"
         "  --json FILE        write the options, every result, the rank/GPU binding table and\n"
         "                     the phase times (ms, max over ranks) as JSON; NaN and infinities\n"
         "                     as the strings \"nan\", \"inf\", \"-inf\" (rank 0; default: none)\n"
@@ -172,6 +185,16 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             o->force = 1;
         } else if (strcmp(arg, "--no-sort") == 0) {
             o->no_sort = 1;
+        } else if (strcmp(arg, "--descending") == 0) {
+            o->descending = 1;
+        } else if (strcmp(arg, "--stable") == 0) {
+            o->stable = 1;
+        } else if (strcmp(arg, "--argsort") == 0) {
+            o->argsort = 1;
+        } else if (strcmp(arg, "--payload") == 0) {
+            NEED_ARG(); o->payload = val;
+        } else if (strcmp(arg, "--reproducible") == 0) {
+            o->reproducible = 1;
         } else if (strcmp(arg, "--json") == 0) {
             NEED_ARG(); o->json = val;
         } else if (strcmp(arg, "--progress") == 0) {
@@ -235,6 +258,11 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             snprintf(msg, msglen, "--function does not take --out, --x, --dataset or --dx");
             return GP_EXIT_USAGE;
         }
+        if (o->descending || o->stable || o->argsort || o->payload || o->reproducible) {
+            snprintf(msg, msglen, "--descending, --stable, --argsort, --payload and "
+                                  "--reproducible belong to file mode");
+            return GP_EXIT_USAGE;
+        }
         if (!(o->b > o->a)) {
             snprintf(msg, msglen, "--a %g --b %g: need a < b", o->a, o->b);
             return GP_EXIT_USAGE;
@@ -254,6 +282,16 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         }
         if (o->out && o->no_sort) {
             snprintf(msg, msglen, "--out writes the sorted data: it cannot go with --no-sort");
+            return GP_EXIT_USAGE;
+        }
+        if (o->no_sort && (o->descending || o->stable || o->argsort || o->payload)) {
+            snprintf(msg, msglen, "--descending, --stable, --argsort and --payload sort: "
+                                  "not with --no-sort");
+            return GP_EXIT_USAGE;
+        }
+        if ((o->argsort || o->payload) && !o->out) {
+            snprintf(msg, msglen, "%s writes a dataset of --out: give --out FILE",
+                     o->argsort ? "--argsort" : "--payload");
             return GP_EXIT_USAGE;
         }
     }

@@ -39,6 +39,11 @@ typedef struct gp_options {
     int verbose;           /* --verbose: rank/host/GPU binding table */
     int quiet;             /* --quiet: no summary table (errors still printed) */
     int no_sort;           /* --no-sort: statistics and integral only */
+    int descending;        /* --descending: sort largest first (NaNs still last) */
+    int argsort;           /* --argsort: also write each value's 0-based input position */
+    const char *payload;   /* --payload DATASET: carried with the keys, written sorted */
+    int stable;            /* --stable: ties keep input order */
+    int reproducible;      /* --reproducible: exact sums, the same bits for any layout */
     int progress;          /* --progress 1, --no-progress -1, default 0 (a live line on a
                               terminal, see progress.h) */
 } gp_options;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gp_ext.h"
 #include "h5io.h"
 #include "progress.h"
 
@@ -144,6 +145,89 @@ static double uniform_trapezoid(const gp_stats *s, double h)
     return h * (s->sum - 0.5 * (s->yfirst + s->ylast));
 }
 
+/* Rank that holds global element g when n elements are sharded by gp_shard_range. */
+static int owner_of(int64_t g, int64_t n, int P)
+{
+    const int64_t q = n / P, r = n % P;
+    return g < r * (q + 1) ? (int)(g / (q + 1)) : (int)(r + (g - r * (q + 1)) / q);
+}
+
+/* out[i] = the element at global position idx[i] (i < nk) of a distributed array of n
+ * elements of esz bytes sharded by gp_shard_range (this rank holds `local`, its shard):
+ * requests grouped by owner, two MPI_Alltoallv calls. Collective. Returns 0 or
+ * GP_EXIT_FAIL with msg set (also when a message would exceed INT_MAX elements/bytes). */
+static int gather_by_index(MPI_Comm comm, int64_t n, const uint64_t *idx, int64_t nk,
+                           const void *local, size_t esz, void *out, char *msg, size_t msglen)
+{
+    int P, rank, err = 0;
+    MPI_Comm_size(comm, &P);
+    MPI_Comm_rank(comm, &rank);
+    int64_t off, cnt;
+    gp_shard_range(n, P, rank, &off, &cnt);
+    int *sc = calloc((size_t)P, sizeof *sc), *sd = calloc((size_t)P, sizeof *sd);
+    int *rc = calloc((size_t)P, sizeof *rc), *rd = calloc((size_t)P, sizeof *rd);
+    int *scb = calloc((size_t)P, sizeof *scb), *sdb = calloc((size_t)P, sizeof *sdb);
+    int *rcb = calloc((size_t)P, sizeof *rcb), *rdb = calloc((size_t)P, sizeof *rdb);
+    int64_t *cur = calloc((size_t)P, sizeof *cur);
+    int64_t *req = malloc((size_t)(nk ? nk : 1) * sizeof *req);
+    int64_t *pos = malloc((size_t)(nk ? nk : 1) * sizeof *pos);
+    int64_t *rreq = NULL;
+    char *ans = NULL, *back = NULL;
+    if (!sc || !sd || !rc || !rd || !scb || !sdb || !rcb || !rdb || !cur || !req || !pos) err = 1;
+    int64_t per[1] = {0}, tot_recv = 0;
+    if (!err) {
+        for (int64_t i = 0; i < nk; i++) cur[owner_of((int64_t)idx[i], n, P)]++;
+        for (int p = 0; p < P; p++) {
+            if (cur[p] * (int64_t)esz > INT_MAX || per[0] > INT_MAX) err = 1;
+            sc[p] = (int)cur[p];
+            sd[p] = (int)per[0];
+            per[0] += cur[p];
+            cur[p] = sd[p];
+        }
+        for (int64_t i = 0; i < nk; i++) {
+            int64_t j = cur[owner_of((int64_t)idx[i], n, P)]++;
+            req[j] = (int64_t)idx[i];
+            pos[j] = i;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
+    if (!err) {
+        MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
+        for (int p = 0; p < P; p++) {
+            rd[p] = (int)tot_recv;
+            tot_recv += rc[p];
+            if (tot_recv * (int64_t)esz > INT_MAX) err = 1;
+            scb[p] = sc[p] * (int)esz;
+            sdb[p] = sd[p] * (int)esz;
+        }
+        rreq = malloc((size_t)(tot_recv ? tot_recv : 1) * sizeof *rreq);
+        ans = malloc((size_t)(tot_recv ? tot_recv : 1) * esz);
+        back = malloc((size_t)(nk ? nk : 1) * esz);
+        if (!rreq || !ans || !back) err = 1;
+        for (int p = 0; p < P; p++) {
+            rcb[p] = rc[p] * (int)esz;
+            rdb[p] = rd[p] * (int)esz;
+        }
+    }
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
+    if (!err && MPI_Alltoallv(req, sc, sd, MPI_INT64_T, rreq, rc, rd, MPI_INT64_T, comm) != MPI_SUCCESS)
+        err = 1;
+    if (!err) {
+        for (int64_t j = 0; j < tot_recv; j++)
+            memcpy(ans + j * esz, (const char *)local + (size_t)(rreq[j] - off) * esz, esz);
+        if (MPI_Alltoallv(ans, rcb, rdb, MPI_BYTE, back, scb, sdb, MPI_BYTE, comm) != MPI_SUCCESS)
+            err = 1;
+    }
+    if (!err)
+        for (int64_t j = 0; j < nk; j++) memcpy((char *)out + pos[j] * esz, back + j * esz, esz);
+    MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
+    if (err) snprintf(msg, msglen, "--payload: moving the payload to its sorted places failed "
+                                   "(memory, or more than 2^31 bytes between two ranks)");
+    free(sc), free(sd), free(rc), free(rd), free(scb), free(sdb), free(rcb), free(rdb);
+    free(cur), free(req), free(pos), free(rreq), free(ans), free(back);
+    return err ? GP_EXIT_FAIL : 0;
+}
+
 /* ---- the file job -------------------------------------------------------------------- */
 
 int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
@@ -182,6 +266,19 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
     /* buffers: the shard lives in m slots so the exchange can grow it to m keys */
     const int sorting = !o->no_sort && P >= 1;
+    /* a uint64 value per key: the input position (argsort, stable ties, payload lookup) */
+    const int pairs = sorting && (o->stable || o->argsort || o->payload);
+    uint64_t *dval = NULL, *dvspare = NULL, *dvrecv = NULL, *hval = NULL, *hvrecv = NULL;
+    if (pairs) {
+        dval = be->alloc((size_t)m * 8);
+        hval = be->host_alloc((size_t)(m > 0 ? m : 1) * 8);
+        if (P > 1) {
+            dvspare = be->alloc((size_t)m * 8);
+            dvrecv = be->alloc((size_t)m * 8);
+            hvrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * 8);
+        }
+    }
+    const int vals_missing = pairs && (!dval || !hval || (P > 1 && (!dvspare || !dvrecv || !hvrecv)));
     void *host = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
     void *dev = be->alloc((size_t)m * sz);
     void *dspare = NULL, *drecv = NULL, *hrecv = NULL;
@@ -190,7 +287,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         drecv = be->alloc((size_t)m * sz);
         hrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
     }
-    if (!host || !dev || (sorting && P > 1 && (!dspare || !drecv || !hrecv))) {
+    if (!host || !dev || vals_missing || (sorting && P > 1 && (!dspare || !drecv || !hrecv))) {
         err = GP_EXIT_DEVICE;
         snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
                  rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
@@ -253,6 +350,27 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             snprintf(msg, msglen, "MPI_Allreduce of the statistics failed");
         }
         t[GP_PH_REDUCE] += now() - tp;
+        if (o->reproducible) {
+            /* exact sums of the values and of their squares: the same bits for any layout */
+            gp_superacc av, aq, tv, tq;
+            gp_superacc_zero(&av);
+            gp_superacc_zero(&aq);
+            BE_CALL("exact sum", be->exact_sum(dt, dev, cnt, GP_SA_VALUES, &av));
+            BE_CALL("exact sum of squares", be->exact_sum(dt, dev, cnt, GP_SA_SQUARES, &aq));
+            err = gp_agree(comm, err, msg, msglen);
+            if (!err && (gp_superacc_allreduce(comm, &av, &tv) != MPI_SUCCESS ||
+                         gp_superacc_allreduce(comm, &aq, &tq) != MPI_SUCCESS)) {
+                err = GP_EXIT_FAIL;
+                snprintf(msg, msglen, "MPI_Allreduce of the exact sums failed");
+            }
+            if (!err) {
+                tv.nan = tq.nan = 0; /* the statistics skip NaNs (they are counted apart) */
+                total.sum = gp_superacc_to_double(&tv);
+                total.sumsq = gp_superacc_to_double(&tq);
+            }
+            t[GP_PH_REDUCE] += now() - tp;
+            res->reproducible = 1;
+        }
         res->stats = total;
         res->integral_nonuniform = o->xdataset != NULL;
         res->integral = o->xdataset ? total.trap : uniform_trapezoid(&total, o->dx);
@@ -264,8 +382,28 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         const int width = (int)sz;
         tp = now();
         gp_progress_phase(gp_phase_names[GP_PH_SORT]);
-        BE_CALL("to keys", be->to_keys(dt, dev, cnt));
-        BE_CALL("local sort", be->sort_keys(width, dev, cnt));
+        const gp_dtype kt = width == 4 ? GP_U32 : GP_U64; /* the keys as an element type */
+        res->descending = o->descending;
+        res->stable = o->stable;
+        if (pairs) {
+            for (int64_t i = 0; i < cnt; i++) hval[i] = (uint64_t)(off + i);
+            BE_CALL("upload positions", be->upload(dval, hval, (size_t)cnt * 8));
+        }
+        BE_CALL("to keys", o->descending ? be->to_keys_desc(dt, dev, cnt) : be->to_keys(dt, dev, cnt));
+        /* the multiset fingerprint in key space (ascending keys: the input statistics have it) */
+        uint64_t hash_in = total.hash;
+        if (o->descending) {
+            gp_stats kl = gp_stats_empty(), kt_tot;
+            BE_CALL("key statistics", be->stats(kt, dev, cnt, 0, &kl));
+            err = gp_agree(comm, err, msg, msglen);
+            if (!err && gp_stats_allreduce(comm, &kl, &kt_tot) != MPI_SUCCESS) {
+                err = GP_EXIT_FAIL;
+                snprintf(msg, msglen, "MPI_Allreduce of the key statistics failed");
+            }
+            hash_in = kt_tot.hash;
+        }
+        if (pairs) BE_CALL("local sort", be->sort_pairs(width, dev, dval, cnt, o->stable));
+        else BE_CALL("local sort", be->sort_keys(width, dev, cnt));
         t[GP_PH_SORT] = now() - tp;
         gp_progress_done();
         err = gp_agree(comm, err, msg, msglen);
@@ -273,7 +411,11 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             gp_exchange_info xi;
             tp = now();
             gp_progress_phase(gp_phase_names[GP_PH_EXCHANGE]);
-            gp_bitonic_exchange(comm, be, width, m, &dev, &nk, &dspare, drecv, host, hrecv, &xi);
+            if (pairs)
+                gp_bitonic_exchange_pairs(comm, be, width, m, &dev, &dval, &nk, &dspare, &dvspare,
+                                          drecv, dvrecv, host, hrecv, hval, hvrecv, o->stable, &xi);
+            else
+                gp_bitonic_exchange(comm, be, width, m, &dev, &nk, &dspare, drecv, host, hrecv, &xi);
             t[GP_PH_EXCHANGE] = now() - tp;
             gp_progress_done();
             int64_t bytes = 0;
@@ -292,9 +434,10 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         if (!err) {
             tp = now();
             gp_progress_phase(gp_phase_names[GP_PH_VERIFY]);
+            /* check in key space: every shard ascending, boundaries in order, multiset kept */
             gp_stats sl = gp_stats_empty(), st;
-            BE_CALL("from keys", be->from_keys(dt, dev, nk));
-            BE_CALL("verify statistics", be->stats(dt, dev, nk, GP_STATS_ORDER, &sl));
+            BE_CALL("verify statistics", be->stats(kt, dev, nk, GP_STATS_ORDER, &sl));
+            BE_CALL("from keys", o->descending ? be->from_keys_desc(dt, dev, nk) : be->from_keys(dt, dev, nk));
             err = gp_agree(comm, err, msg, msglen);
             if (!err && gp_stats_allreduce(comm, &sl, &st) != MPI_SUCCESS) {
                 err = GP_EXIT_FAIL;
@@ -306,9 +449,8 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
                 res->sorted_done = 1;
                 res->sorted_stats = st;
                 res->sorted_descents = st.descents;
-                res->sorted_ok = st.descents == 0 && st.count == total.count &&
-                                 st.hash == total.hash && st.nan_count == total.nan_count &&
-                                 st.min_key == total.min_key && st.max_key == total.max_key;
+                res->sorted_hash_in = hash_in;
+                res->sorted_ok = st.descents == 0 && st.count == total.count && st.hash == hash_in;
             }
         }
     }
@@ -325,8 +467,49 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         if (!err) {
             /* rank r holds global slots [r*m, r*m + nk); an empty rank past N writes nothing */
             int64_t woff = (int64_t)rank * m < N ? (int64_t)rank * m : N;
-            err = gp_h5_write(comm, o->out, in.dataset, in.ftype, dt, N, woff, nk, host,
-                              o->force, msg, msglen);
+            gp_h5_outds ds[3] = {{in.dataset, in.ftype, dt, host}};
+            int nds = 1;
+            gp_h5_input pin;
+            void *hpay = NULL, *psorted = NULL;
+            int pin_open = 0;
+            if (pairs) BE_CALL("download positions", be->download(hval, dval, (size_t)nk * 8));
+            err = gp_agree(comm, err, msg, msglen);
+            if (!err && o->argsort) {
+                snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s_argsort", in.dataset);
+                ds[nds++] = (gp_h5_outds){res->argsort_dset, H5I_INVALID_HID, GP_I64, hval};
+            }
+            if (!err && o->payload) {
+                err = gp_h5_open(comm, o->file, o->payload, &pin, msg, msglen);
+                pin_open = !err;
+                if (!err && (pin.n != N || strcmp(pin.dataset, in.dataset) == 0 ||
+                             strcmp(pin.dataset, res->argsort_dset) == 0)) {
+                    err = GP_EXIT_DATASET;
+                    snprintf(msg, msglen, "%s: --payload %s: %s", o->file, pin.dataset,
+                             pin.n != N ? "needs the same element count as the data"
+                                        : "must be another dataset than the data and its argsort");
+                }
+                const size_t psz = pin_open ? gp_dtype_size(pin.dtype) : 1;
+                if (!err) {
+                    hpay = malloc((size_t)(cnt > 0 ? cnt : 1) * psz);
+                    psorted = malloc((size_t)(nk > 0 ? nk : 1) * psz);
+                    if (!hpay || !psorted) {
+                        err = GP_EXIT_FAIL;
+                        snprintf(msg, msglen, "rank %d: --payload: out of host memory", rank);
+                    }
+                    err = gp_agree(comm, err, msg, msglen);
+                }
+                if (!err) err = gp_h5_read(comm, &pin, NULL, pin.dtype, off, cnt, hpay, msg, msglen);
+                if (!err) err = gather_by_index(comm, N, hval, nk, hpay, psz, psorted, msg, msglen);
+                if (!err) {
+                    snprintf(res->payload_dset, sizeof res->payload_dset, "%s", pin.dataset);
+                    ds[nds++] = (gp_h5_outds){res->payload_dset, pin.ftype, pin.dtype, psorted};
+                }
+            }
+            if (!err)
+                err = gp_h5_write_many(comm, o->out, ds, nds, N, woff, nk, o->force, msg, msglen);
+            if (pin_open) gp_h5_close(&pin);
+            free(hpay);
+            free(psorted);
         }
         t[GP_PH_WRITE] = now() - tp;
         gp_progress_done();
@@ -334,6 +517,11 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
     if (host) be->host_free(host);
     if (hrecv) be->host_free(hrecv);
+    if (hval) be->host_free(hval);
+    if (hvrecv) be->host_free(hvrecv);
+    if (dval) be->free(dval);
+    if (dvspare) be->free(dvspare);
+    if (dvrecv) be->free(dvrecv);
     if (dev) be->free(dev);
     if (dspare) be->free(dspare);
     if (drecv) be->free(drecv);

@@ -40,6 +40,11 @@ typedef struct gp_result {
     gp_stats stats;               /* global, of the input */
     double integral;              /* trapezoid rule of the samples */
     int integral_nonuniform;      /* 1 with --x */
+    int reproducible;             /* sums from exact accumulation (--reproducible) */
+    uint64_t sorted_hash_in;      /* multiset hash of the input keys the sort is checked with */
+    int descending, stable;       /* sort order options */
+    char argsort_dset[1040];      /* dataset written with --argsort ("" when none) */
+    char payload_dset[1024];      /* dataset written with --payload ("" when none) */
     double dx;
     int sorted_done;              /* the sort ran */
     int sorted_ok;                /* verified: shards sorted, boundaries in order, multiset kept */

@@ -65,7 +65,8 @@ void gp_report_print(const gp_result *r, const gp_options *o)
            r->ranks, r->ranks == 1 ? "" : "s", r->backend);
     printf("  %-14s %lld\n", "count", (long long)r->stats.count);
     printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
-    printf("  %-14s %.17g\n", "sum", r->stats.sum);
+    printf("  %-14s %.17g%s\n", "sum", r->stats.sum,
+           r->reproducible ? " (exact, reproducible)" : "");
     printf("  %-14s %s\n", "min", mn);
     printf("  %-14s %s\n", "max", mx);
     printf("  %-14s %.17g\n", "mean", mean);
@@ -74,14 +75,16 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         printf("  %-14s %.17g (trapezoid rule, coordinates from --x)\n", "integral", r->integral);
     else
         printf("  %-14s %.17g (trapezoid rule, dx = %g)\n", "integral", r->integral, r->dx);
-    if (r->sorted_done)
-        printf("  %-14s %s (%lld descents; count %s; multiset hash %s%s%s)\n", "sorted",
-               r->sorted_ok ? "yes, verified" : "NO",
-               (long long)r->sorted_descents,
+    if (r->sorted_done) {
+        printf("  %-14s %s, %s%s (%lld descents; count %s; multiset hash %s%s%s)\n", "sorted",
+               r->sorted_ok ? "yes, verified" : "NO", r->descending ? "descending" : "ascending",
+               r->stable ? ", stable" : "", (long long)r->sorted_descents,
                r->sorted_stats.count == r->stats.count ? "kept" : "CHANGED",
-               r->sorted_stats.hash == r->stats.hash ? "kept" : "CHANGED",
+               r->sorted_stats.hash == r->sorted_hash_in ? "kept" : "CHANGED",
                r->out ? "; written to " : "", r->out ? r->out : "");
-    else
+        if (r->argsort_dset[0]) printf("  %-14s %s:%s\n", "argsort", r->out, r->argsort_dset);
+        if (r->payload_dset[0]) printf("  %-14s %s:%s (sorted with the data)\n", "payload", r->out, r->payload_dset);
+    } else
         printf("  %-14s skipped (--no-sort)\n", "sorted");
     if (r->ranks > 1 && r->sorted_done)
         printf("  %-14s %d steps, %.1f MiB sent in all\n", "rank exchange", r->exchange_stages,
@@ -265,6 +268,13 @@ int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
         fprintf(f, ",\n  \"sorted\": %s,\n  \"sorted_verified\": %s,\n  \"sorted_descents\": %lld",
                 r->sorted_done ? "true" : "false", r->sorted_ok ? "true" : "false",
                 (long long)r->sorted_descents);
+        fprintf(f, ",\n  \"order\": \"%s\",\n  \"stable\": %s,\n  \"reproducible\": %s",
+                r->descending ? "descending" : "ascending", r->stable ? "true" : "false",
+                r->reproducible ? "true" : "false");
+        fprintf(f, ",\n  \"argsort_dataset\": ");
+        if (r->argsort_dset[0]) jstr(f, r->argsort_dset); else fprintf(f, "null");
+        fprintf(f, ",\n  \"payload_dataset\": ");
+        if (r->payload_dset[0]) jstr(f, r->payload_dset); else fprintf(f, "null");
         fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld", r->exchange_stages,
                 (long long)r->exchange_bytes);
         fprintf(f, ",\n  \"exchange_step_times\": [");

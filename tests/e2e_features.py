@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""End-to-end tests of --descending, --stable, --argsort, --payload and --reproducible on
+h5py-written files, for several rank counts in one test, checked with numpy and math.fsum.
+
+usage: e2e_features.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --nps 1,3,4 --backend B
+
+- order: values equal numpy's order under gpuprim's conventions (NaN last in both orders;
+  -0.0 before +0.0 ascending, after it descending), every element type;
+- --stable --argsort: the argsort equals numpy's stable order (value, then input position);
+  without --stable, a[argsort] equals the sorted values and argsort is a permutation;
+- --payload: the payload dataset comes back permuted by the argsort, in its own stored type;
+- --reproducible: sum, mean, L2 norm and integral are the same bits for every rank count,
+  and the sum equals math.fsum (both correctly rounded) on adversarial data (1e-300..1e300,
+  massive cancellation); the default float64 sum's error against math.fsum is printed and
+  bounded by n * 2^-53 * sum|x|.
+Exit 0 when all pass, 77 when --backend cuda finds no GPU.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+np.seterr(all="ignore")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from e2e import keys, read_dtype  # noqa: E402  (the same order keys as the main e2e test)
+
+FAILS, PASSES = [], [0]
+
+
+def check(ok, what):
+    if ok:
+        PASSES[0] += 1
+    else:
+        FAILS.append(what)
+        print("FAIL:", what, flush=True)
+
+
+def run(args, P, cmd):
+    return subprocess.run(["sh", args.mpirun, "-np", str(P), os.path.join(args.bin, "gpuprim_mpi")] + cmd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def ref_order(a, descending, stable):
+    """Input positions in gpuprim's order (stable: ties by position)."""
+    k = keys(a).astype(np.uint64)
+    if descending:
+        # NaN keys (all ones) stay last; every other key is flipped
+        top = np.uint64(0xFFFFFFFF if a.dtype.itemsize == 4 else 0xFFFFFFFFFFFFFFFF)
+        isnan = np.isnan(a) if a.dtype.kind == "f" else np.zeros(a.size, bool)
+        k = np.where(isnan, top, top - k)
+    return np.lexsort((np.arange(a.size), k)) if stable else np.argsort(k, kind="stable")
+
+
+def same_values(x, y):
+    if x.dtype.kind != "f":
+        return np.array_equal(x, y)
+    nx, ny = np.isnan(x), np.isnan(y)
+    u = np.uint32 if x.itemsize == 4 else np.uint64
+    return np.array_equal(nx, ny) and np.array_equal(x[~nx].view(u), y[~ny].view(u))
+
+
+def test_order(args, rng):
+    cases = [("f64", np.float64), ("f32", np.float32), ("i32", ">i4"), ("i64", np.int64),
+             ("u32", np.uint32), ("u64", np.uint64), ("i16", np.int16)]
+    for name, dt in cases:
+        n = 4099
+        a = rng.integers(0, 40, n).astype(dt)  # many ties
+        if np.dtype(dt).kind == "f":
+            a = a.astype(dt)
+            a[rng.choice(n, 60, replace=False)] = np.nan
+            a[rng.choice(n, 30, replace=False)] = -0.0
+            a[rng.choice(n, 30, replace=False)] = 0.0
+            a[rng.choice(n, 10, replace=False)] = np.inf
+            a[rng.choice(n, 10, replace=False)] = -np.inf
+        path = os.path.join(args.work, f"ord_{name}.h5")
+        pay = rng.integers(-2**40, 2**40, n).astype(np.int64)
+        with h5py.File(path, "w") as f:
+            f.create_dataset("v", data=a)
+            f.create_dataset("p", data=pay)
+        ar = a.astype(read_dtype(a.dtype))
+        for desc in (False, True):
+            for stable in (False, True):
+                for P in args.nps:
+                    out = os.path.join(args.work, f"ord_{name}_{int(desc)}{int(stable)}_{P}.h5")
+                    cmd = [path, "--dataset", "v", "--backend", args.backend, "--quiet", "--out", out,
+                           "--force", "--argsort", "--payload", "p"]
+                    cmd += ["--descending"] if desc else []
+                    cmd += ["--stable"] if stable else []
+                    p = run(args, P, cmd)
+                    tag = f"{name} desc={desc} stable={stable} P={P}"
+                    check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr[-300:]}")
+                    if p.returncode:
+                        continue
+                    with h5py.File(out, "r") as f:
+                        v = f["v"][()].astype(read_dtype(a.dtype))
+                        idx = f["v_argsort"][()]
+                        pv = f["p"][()]
+                        check(f["v"].dtype == a.dtype and f["p"].dtype == pay.dtype, f"{tag}: stored types")
+                    order = ref_order(ar, desc, stable)
+                    check(same_values(v, ar[order]), f"{tag}: values out of order")
+                    check(np.array_equal(np.sort(idx), np.arange(n)), f"{tag}: argsort not a permutation")
+                    check(same_values(ar[idx], v), f"{tag}: a[argsort] != sorted values")
+                    check(np.array_equal(pv, pay[idx]), f"{tag}: payload not permuted with the values")
+                    if stable:
+                        check(np.array_equal(idx, order), f"{tag}: argsort differs from the stable order")
+
+
+def test_reproducible(args, rng):
+    n = 50021
+    # adversarial: magnitudes 1e-300..1e300, +x/-x pairs that cancel, tiny survivors
+    e = rng.uniform(-300, 300, n // 2)
+    big = np.sign(rng.standard_normal(n // 2)) * 10.0 ** e
+    a = np.concatenate([big, -big, rng.standard_normal(n - 2 * (n // 2)) * 1e-3])
+    a[rng.choice(a.size, 5, replace=False)] *= 1.0 + 2.0 ** -40  # break some cancellations
+    rng.shuffle(a)
+    ints = rng.integers(-2**63, 2**63 - 1, 10007, dtype=np.int64)
+    ints[:50] = np.iinfo(np.int64).max
+    path = os.path.join(args.work, "adv.h5")
+    with h5py.File(path, "w") as f:
+        f["a"] = a
+        f["i"] = ints
+        f["f"] = rng.standard_normal(65537).astype(np.float32)
+    for dset, exact in (("a", math.fsum(a)), ("i", float(sum(int(x) for x in ints))),
+                        ("f", math.fsum(h5py.File(path, "r")["f"][()].astype(np.float64)))):
+        got = {}
+        plain = {}
+        for P in args.nps:
+            for repro in (True, False):
+                rj = os.path.join(args.work, f"adv_{dset}_{P}_{int(repro)}.json")
+                cmd = [path, "--dataset", dset, "--backend", args.backend, "--quiet", "--no-sort", "--json", rj]
+                cmd += ["--reproducible"] if repro else []
+                p = run(args, P, cmd)
+                check(p.returncode == 0, f"adv {dset} P={P}: exit {p.returncode}: {p.stderr[-300:]}")
+                if p.returncode == 0:
+                    r = json.load(open(rj))
+                    (got if repro else plain)[P] = (r["sum"], r["mean"], r["l2_norm"], r["integral"])
+        vals = list(got.values())
+        check(len(vals) == len(args.nps) and all(v == vals[0] for v in vals),
+              f"adv {dset}: --reproducible results differ between rank counts: {got}")
+        if vals:
+            s = float(vals[0][0])
+            check(s == exact, f"adv {dset}: reproducible sum {s!r} != math.fsum {exact!r}")
+        y = h5py.File(path, "r")[dset][()].astype(np.float64)
+        bound = y.size * 2.0 ** -53 * float(np.sum(np.abs(y)))
+        for P, v in plain.items():
+            err = abs(float(v[0]) - exact)
+            print(f"adv {dset} P={P}: default float64 sum error {err:.3e} (bound {bound:.3e}); "
+                  f"reproducible sum error {abs(float(vals[0][0]) - exact) if vals else float('nan'):.3e}")
+            check(err <= bound, f"adv {dset} P={P}: default sum error {err} over bound {bound}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--nps", default="1,3,4")
+    ap.add_argument("--backend", default="cpu")
+    args = ap.parse_args()
+    args.nps = [int(x) for x in args.nps.split(",")]
+    shutil.rmtree(args.work, ignore_errors=True)
+    os.makedirs(args.work)
+    seed = int(os.environ.get("GPUPRIM_TEST_SEED", "0")) or int.from_bytes(os.urandom(4), "little")
+    print(f"e2e_features: nps={args.nps} backend={args.backend} seed={seed}", flush=True)
+    rng = np.random.default_rng(seed)
+    if args.backend == "cuda":
+        p = run(args, 1, ["--function", "x2", "--n", "10", "--backend", "cuda", "--quiet"])
+        if p.returncode == 7:
+            print("SKIP: no CUDA device visible:", p.stderr.strip())
+            return 77
+    test_order(args, rng)
+    test_reproducible(args, rng)
+    print(f"{PASSES[0]} passed, {len(FAILS)} failed")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
