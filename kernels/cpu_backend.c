@@ -399,8 +399,8 @@ int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
 /* Maps n keys in buf (uint32_t for 4-byte t, uint64_t for 8-byte t) in place back to
  * elements of type t — the CPU twin of gp_backend.from_keys; the inverse of
  * gp_cpu_to_keys, equal to gp_key_to_elem per element: every non-NaN element comes back
- * bit for bit, the NaN key (all ones) becomes the canonical quiet NaN 0x7FFFFFFF /
- * 0x7FFFFFFFFFFFFFFF. Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
+ * bit for bit, the NaN key (all ones) becomes the default quiet NaN 0x7FC00000 /
+ * 0x7FF8000000000000. Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
 int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
 {
     if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);

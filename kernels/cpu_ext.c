@@ -69,7 +69,7 @@ int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n)
 
 /* Maps n descending keys in buf (uint32 for 4-byte t, uint64 for 8-byte t; host memory) in
  * place back to elements of type t — the CPU twin of gp_backend.from_keys_desc, the inverse
- * of gp_cpu_to_keys_desc (the NaN key becomes the canonical quiet NaN). Returns GP_OK or
+ * of gp_cpu_to_keys_desc (the NaN key becomes the default quiet NaN). Returns GP_OK or
  * GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
 {

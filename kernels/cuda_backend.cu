@@ -185,8 +185,8 @@ extern "C" const gp_backend *gp_backend_cuda(int device, char *why, size_t whyle
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
-        set_why(why, whylen, "no CUDA device visible (cudaGetDeviceCount: %s)",
-                cudaGetErrorString(e));
+        set_why(why, whylen, "no usable CUDA device: no GPU, or no NVIDIA driver for it "
+                "(cudaGetDeviceCount: %s)", cudaGetErrorString(e));
         return NULL;
     }
     if (count <= 0) {

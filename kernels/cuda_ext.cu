@@ -705,7 +705,7 @@ extern "C" int gp_cuda_to_keys_desc(gp_dtype t, void *buf, int64_t n)
 
 /* Maps n descending keys in buf (device memory) in place back to elements of type t —
  * gp_backend.from_keys_desc on the GPU, the inverse of gp_cuda_to_keys_desc (NaN key ->
- * canonical quiet NaN). Returns GP_OK, GP_EINVAL or GP_EDEVICE. */
+ * default quiet NaN). Returns GP_OK, GP_EINVAL or GP_EDEVICE. */
 extern "C" int gp_cuda_from_keys_desc(gp_dtype t, void *buf, int64_t n)
 {
     if (gp_dtype_size(t) == 0) GPC_EINVAL("invalid dtype %d", (int)t);

@@ -452,8 +452,8 @@ extern "C" int gp_cuda_to_keys(gp_dtype t, void *buf, int64_t n)
 
 /* Maps n keys in buf (device memory; uint32 for 4-byte t, uint64 for 8-byte t) in place
  * back to elements of type t — gp_backend.from_keys on the GPU, the inverse of to_keys
- * (gp_key_to_elem per element; the NaN key comes back as the canonical quiet NaN
- * 0x7FFFFFFF / 0x7FFFFFFFFFFFFFFF). Returns GP_OK, GP_EINVAL or GP_EDEVICE. */
+ * (gp_key_to_elem per element; the NaN key comes back as the default quiet NaN
+ * 0x7FC00000 / 0x7FF8000000000000). Returns GP_OK, GP_EINVAL or GP_EDEVICE. */
 extern "C" int gp_cuda_from_keys(gp_dtype t, void *buf, int64_t n)
 {
     if (gp_dtype_size(t) == 0) GPC_EINVAL("invalid dtype %d", (int)t);

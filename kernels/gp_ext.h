@@ -16,8 +16,8 @@
  *   stays all ones. Sorting these keys ascending (sort_keys, sort_pairs) gives descending
  *   values with every NaN last (numpy's convention for both orders); among the non-NaN
  *   elements it is exactly the reverse of the ascending order, so +0.0 comes before -0.0.
- *   from_keys_desc inverts it; a NaN comes back as the canonical quiet NaN (0x7FFFFFFF /
- *   0x7FFFFFFFFFFFFFFF), like from_keys. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
+ *   from_keys_desc inverts it; a NaN comes back as the default quiet NaN (0x7FC00000 /
+ *   0x7FF8000000000000), like from_keys. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
  *   n > 0), GP_EDEVICE.
  *
  * sort_pairs(width, keys, vals, n, stable)

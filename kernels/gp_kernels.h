@@ -51,8 +51,8 @@ int gp_dtype_is_float(gp_dtype t);
  *   floats: negative -> all bits flipped; positive (sign clear) -> sign bit set; every NaN
  *           -> all ones (one value above +inf, so NaNs sort last); -0.0 sorts before +0.0.
  *   signed ints: sign bit flipped.   unsigned ints: identity.
- * gp_key_to_elem inverts it; a NaN comes back as the canonical quiet NaN with all mantissa
- * bits set (0x7FFFFFFF / 0x7FFFFFFFFFFFFFFF). Keys of 4-byte types are zero-extended to
+ * gp_key_to_elem inverts it; a NaN comes back as the default quiet NaN, the one numpy's
+ * np.nan has (0x7FC00000 / 0x7FF8000000000000). Keys of 4-byte types are zero-extended to
  * 64 bits where a uint64_t is used (min_key, max_key, first_key, last_key below). */
 uint64_t gp_key_of(gp_dtype t, const void *elem);
 /* Writes the element whose key is `key` to *elem (gp_dtype_size(t) bytes). */
@@ -79,12 +79,12 @@ static inline GP_HD uint64_t gp_key_f64_bits(uint64_t u)
 }
 static inline GP_HD uint32_t gp_unkey_f32_bits(uint32_t k)
 {
-    if (k == 0xFFFFFFFFu) return 0x7FFFFFFFu; /* canonical quiet NaN */
+    if (k == 0xFFFFFFFFu) return 0x7FC00000u; /* the default quiet NaN (numpy's np.nan) */
     return (k & 0x80000000u) ? (k & 0x7FFFFFFFu) : ~k;
 }
 static inline GP_HD uint64_t gp_unkey_f64_bits(uint64_t k)
 {
-    if (k == ~0ull) return 0x7FFFFFFFFFFFFFFFull;
+    if (k == ~0ull) return 0x7FF8000000000000ull;
     return (k & 0x8000000000000000ull) ? (k & 0x7FFFFFFFFFFFFFFFull) : ~k;
 }
 

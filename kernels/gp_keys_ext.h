@@ -29,7 +29,7 @@ static inline GP_HD uint64_t gp_desc_key64(uint64_t k, int is_float)
     return (is_float && k == ~0ull) ? k : ~k;
 }
 /* Float bit patterns <-> descending keys (gp_key_f32_bits / gp_unkey_f32_bits composed with
- * desc; the NaN key comes back as the canonical quiet NaN). */
+ * desc; the NaN key comes back as the default quiet NaN). */
 static inline GP_HD uint32_t gp_desc_key_f32_bits(uint32_t u) { return gp_desc_key32(gp_key_f32_bits(u), 1); }
 static inline GP_HD uint64_t gp_desc_key_f64_bits(uint64_t u) { return gp_desc_key64(gp_key_f64_bits(u), 1); }
 static inline GP_HD uint32_t gp_desc_unkey_f32_bits(uint32_t k) { return gp_unkey_f32_bits(gp_desc_key32(k, 1)); }

@@ -1,4 +1,5 @@
 /* main.c — gpuprim_mpi: GPU data-parallel primitives over an HDF5 dataset on many ranks. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +31,10 @@ int main(int argc, char **argv)
     gp_binding bind;
     gp_result res;
     memset(&res, 0, sizeof res);
-    rc = gp_select_backend(comm, &o, &be, &bind, &res, msg, sizeof msg);
+    /* a --json file that cannot be written is an error before the work, not after it */
+    if (o.json && rank == 0 && !gp_json_path_ok(o.json, msg, sizeof msg)) rc = GP_EXIT_WRITE;
+    rc = gp_agree(comm, rc, msg, sizeof msg);
+    if (rc == 0) rc = gp_select_backend(comm, &o, &be, &bind, &res, msg, sizeof msg);
     if (rc == 0 && o.verbose) gp_report_binding(comm, &bind);
     if (rc == 0) gp_progress_start_job(rank, o.progress, o.quiet);
     if (rc == 0)
@@ -41,7 +45,8 @@ int main(int argc, char **argv)
     if (rank == 0) {
         if (rc == 0 || rc == GP_EXIT_VERIFY) gp_report_print(&res, &o);
         if (rc == 0 && o.json && gp_report_json(&res, &o, o.json) != 0) {
-            fprintf(stderr, "gpuprim_mpi: error: %s: cannot write the JSON report\n", o.json);
+            snprintf(msg, sizeof msg, "%s: cannot write the JSON report (%s)", o.json,
+                     strerror(errno));
             rc = GP_EXIT_WRITE;
         }
         if (rc != 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);

@@ -94,5 +94,9 @@ void gp_report_binding(MPI_Comm comm, const gp_binding *b);
  * binding of every rank (r->bindings), the results and the phase times. Returns 0 or -1
  * with errno. */
 int gp_report_json(const gp_result *r, const gp_options *o, const char *path);
+/* 1 when the JSON report can be written to path (an existing writable file, or a new name
+ * in a writable folder); else 0 with "PATH: cannot write the JSON report (reason)" in msg.
+ * Creates nothing. Not collective. */
+int gp_json_path_ok(const char *path, char *msg, size_t msglen);
 
 #endif /* GP_PIPELINE_H */

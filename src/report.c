@@ -1,8 +1,12 @@
 /* report.c — the summary table, the binding table and the JSON report. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pipeline.h"
 
@@ -20,6 +24,14 @@ static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)
     case GP_U64: snprintf(buf, len, "%llu", (unsigned long long)v.u64); break;
     default: snprintf(buf, len, "?");
     }
+}
+
+/* %.17g of x, but NaN always as "nan" (printf may write "-nan"). */
+static const char *num(char *buf, size_t len, double x)
+{
+    if (isnan(x)) snprintf(buf, len, "nan");
+    else snprintf(buf, len, "%.17g", x);
+    return buf;
 }
 
 /* Derived statistics of a record (NaN where undefined). */
@@ -65,16 +77,19 @@ void gp_report_print(const gp_result *r, const gp_options *o)
            r->ranks, r->ranks == 1 ? "" : "s", r->backend);
     printf("  %-14s %lld\n", "count", (long long)r->stats.count);
     printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
-    printf("  %-14s %.17g%s\n", "sum", r->stats.sum,
+    char nb[64];
+    printf("  %-14s %s%s\n", "sum", num(nb, sizeof nb, r->stats.sum),
            r->reproducible ? " (exact, reproducible)" : "");
     printf("  %-14s %s\n", "min", mn);
     printf("  %-14s %s\n", "max", mx);
-    printf("  %-14s %.17g\n", "mean", mean);
-    printf("  %-14s %.17g\n", "L2 norm", l2);
+    printf("  %-14s %s\n", "mean", num(nb, sizeof nb, mean));
+    printf("  %-14s %s\n", "L2 norm", num(nb, sizeof nb, l2));
     if (r->integral_nonuniform)
-        printf("  %-14s %.17g (trapezoid rule, coordinates from --x)\n", "integral", r->integral);
+        printf("  %-14s %s (trapezoid rule, coordinates from --x)\n", "integral",
+               num(nb, sizeof nb, r->integral));
     else
-        printf("  %-14s %.17g (trapezoid rule, dx = %g)\n", "integral", r->integral, r->dx);
+        printf("  %-14s %s (trapezoid rule, dx = %g)\n", "integral", num(nb, sizeof nb, r->integral),
+               r->dx);
     if (r->sorted_done) {
         printf("  %-14s %s, %s%s (%lld descents; count %s; multiset hash %s%s%s)\n", "sorted",
                r->sorted_ok ? "yes, verified" : "NO", r->descending ? "descending" : "ascending",
@@ -203,6 +218,25 @@ static void json_binding(FILE *f, const gp_result *r)
         fprintf(f, "}");
     }
     fprintf(f, "%s]", r->bindings && r->ranks > 0 ? "\n  " : "");
+}
+
+int gp_json_path_ok(const char *path, char *msg, size_t msglen)
+{
+    struct stat st;
+    char dir[1024];
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) errno = EISDIR;
+        else if (access(path, W_OK) == 0) return 1;
+    } else {
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (!slash) snprintf(dir, sizeof dir, ".");
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+        if (access(dir, W_OK | X_OK) == 0) return 1;
+    }
+    snprintf(msg, msglen, "%s: cannot write the JSON report (%s)", path, strerror(errno));
+    return 0;
 }
 
 int gp_report_json(const gp_result *r, const gp_options *o, const char *path)

@@ -260,6 +260,10 @@ def check_cli(args, rng):
     check("/a" in p.stderr and "/g/b" in p.stderr, "cli ambiguous: candidates listed")
     expect([mpi, amb, "--dataset", "s"], 4, "/s", "string dataset")
     expect([mpi, good, "--out", good, "--force"], 2, "input file", "--out equals input")
+    jout = os.path.join(w, "json_fail_out.h5")
+    expect([mpi, good, "--json", os.path.join(w, "no", "such", "dir", "r.json"), "--out", jout],
+           6, "cannot write the JSON report", "unwritable --json")
+    check(not os.path.exists(jout), "cli: unwritable --json leaves no --out file")
     existing = os.path.join(w, "exists.h5")
     open(existing, "w").write("keep me")
     expect([mpi, good, "--out", existing, "--backend", args.backend], 6, "exists", "existing --out")

@@ -481,7 +481,7 @@ static void check_keys_and_sort(gp_dtype t, const void *y, int64_t n)
     memcpy(back, k, (size_t)n * es);
     rc = gp_cpu_from_keys(t, back, n);
     CHECK(rc == GP_OK, "from_keys returned %d", rc);
-    const uint64_t canon = es == 4 ? 0x7FFFFFFFull : 0x7FFFFFFFFFFFFFFFull;
+    const uint64_t canon = es == 4 ? 0x7FC00000ull : 0x7FF8000000000000ull;
     bad = -1;
     for (int64_t i = 0; i < n && bad < 0; i++) {
         uint64_t want = ref_isnan(t, elem(t, y, i)) ? canon : get_bits(t, y, i);
