@@ -32,6 +32,7 @@
  * command line; 3 incomplete (soft time limit or device memory) without failures; 77 no
  * CUDA device visible ("SKIP: ..." on stdout); 124 hard time limit.
  */
+#include "gp_ext.h"
 #include "gp_kernels.h"
 #include "seed_baselines.cuh"
 
@@ -934,6 +935,23 @@ template <class T> void bench_reduce(long long n)
             }
         });
     }
+
+    /* ours: the exact (reproducible) sum of --reproducible: a Kulisch accumulator per block,
+     * correctly rounded at the end; the cost of bitwise reproducibility */
+    run_row(make_row("stats", tn, n, "ours exact_sum (reproducible)", Kind::OURS, bytes, 0, "GB/s"),
+            [&](Row &r) {
+        gp_superacc acc;
+        double s = 0.0;
+        time_op(r, noprep, [&] {
+            gp_superacc_zero(&acc);
+            GP(G.be->exact_sum(dt, d_in, n, GP_SA_VALUES, &acc));
+        });
+        acc.nan = 0;
+        s = gp_superacc_to_double(&acc);
+        EXPECT(r, rel_err(s, ck.sum) <= TOL_F64, "exact sum %.17g vs check %.17g (rel %.2e)", s, ck.sum,
+               rel_err(s, ck.sum));
+        r.note = "values only, exact and correctly rounded; bitwise the same for any split";
+    });
 
     /* cub::DeviceReduce::Sum (float64 result, copied to the host like ours) */
     double cub_sum = NAN;
