@@ -62,52 +62,6 @@ constexpr int SA_THREADS = 256;                  /* threads per exact-sum block 
 constexpr long long SA_LAUNCH_MAX = 1ll << 30;   /* elements per exact-sum launch */
 constexpr int SA_WORDS = GP_SA_LIMBS + 3;        /* limbs, nan, pinf, ninf */
 
-/* ---- index math (a copy of cuda_sort.cu's; host and device) ---------------------------- */
-
-/* c with a zero bit inserted at bit position b. */
-__host__ __device__ __forceinline__ long long px_insert_zero_bit(long long c, int b)
-{
-    return ((c >> b) << (b + 1)) | (c & ((1ll << b) - 1));
-}
-
-/* Number of comparators of a step of stride 2^b whose lower index is < n. */
-__host__ __device__ __forceinline__ long long px_comparators_below(long long n, int b)
-{
-    const long long s = 1ll << b;
-    const long long rem = n & (2 * s - 1);
-    return ((n >> (b + 1)) << b) + (rem < s ? rem : s);
-}
-
-/* Smallest p with 2^p >= n (n >= 1). */
-__host__ __device__ __forceinline__ int px_ceil_log2(long long n)
-{
-    int p = 0;
-    while ((1ll << p) < n) p++;
-    return p;
-}
-
-/* The host driver's kernel sequence (as bitonic_plan in cuda_sort.cu): op.tile(log_kmax),
- * then per level lk = logT+1 .. log2(P2): op.step(lk-1, true), op.step(ls, false) for
- * ls = lk-2 .. logT, op.finish(). Nothing for n <= 1. First nonzero return is returned. */
-template <class Op> int px_bitonic_plan(long long n, int logT, Op &op)
-{
-    if (n <= 1) return 0;
-    const int lp2 = px_ceil_log2(n);
-    const int log_kmax = lp2 < logT ? lp2 : logT;
-    int rc = op.tile(log_kmax);
-    if (rc) return rc;
-    for (int lk = logT + 1; lk <= lp2; lk++) {
-        rc = op.step(lk - 1, true);
-        if (rc) return rc;
-        for (int ls = lk - 2; ls >= logT; ls--) {
-            rc = op.step(ls, false);
-            if (rc) return rc;
-        }
-        rc = op.finish();
-        if (rc) return rc;
-    }
-    return 0;
-}
 
 /* ---- per-thread work of the pair sort (host and device: a CPU program can run it for
  * every thread of every block in sequence, since comparators of one step are disjoint) -- */
@@ -176,7 +130,7 @@ __host__ __device__ __forceinline__ void px_tile_pass(K *sk, uint64_t *sv, int h
 {
     const int jx = mirror ? (2 << ls) - 1 : (1 << ls);
     for (int c = tid; c < half; c += nthreads) {
-        const int i = (int)px_insert_zero_bit(c, ls);
+        const int i = (int)insert_zero_bit(c, ls);
         px_cas<K, STABLE>(sk, sv, i, i ^ jx);
     }
 }
@@ -207,7 +161,7 @@ __host__ __device__ __forceinline__ void px_step_pass(K *keys, uint64_t *vals, l
     const long long s = 1ll << ls;
     const long long jx = mirror ? (2 * s - 1) : s;
     for (long long c = c0; c < ncomp; c += cstride) {
-        const long long i = px_insert_zero_bit(c, ls);
+        const long long i = insert_zero_bit(c, ls);
         const long long j = i ^ jx;
         if (j < n) {
             const K a = keys[i], b = keys[j];
@@ -552,13 +506,13 @@ int px_tile_log2(int width, const gpc_devinfo *d)
     size_t budget = d->smem_per_block < PS_SMEM_BUDGET ? d->smem_per_block : PS_SMEM_BUDGET;
     int lt = 0;
     while (((size_t)2 << lt) * pair <= budget) lt++;
-    const int lmin = px_ceil_log2(2 * PS_THREADS), lmax = px_ceil_log2(32 * PS_THREADS);
+    const int lmin = ceil_log2(2 * PS_THREADS), lmax = ceil_log2(32 * PS_THREADS);
     if (lt < lmin) lt = lmin;
     if (lt > lmax) lt = lmax;
     return lt;
 }
 
-/* The GPU executor of px_bitonic_plan for pairs. */
+/* The GPU executor of bitonic_plan for pairs. */
 template <typename K, bool STABLE> struct PxSortOp {
     K *keys;
     uint64_t *vals;
@@ -577,7 +531,7 @@ template <typename K, bool STABLE> struct PxSortOp {
     }
     int step(int ls, bool mirror)
     {
-        const long long ncomp = px_comparators_below(n, ls);
+        const long long ncomp = comparators_below(n, ls);
         const int blocks = px_stride_grid(ncomp, PS_STEP_THREADS, d);
         pk_sort_step<K, STABLE><<<blocks, PS_STEP_THREADS>>>(keys, vals, n, ncomp, ls,
                                                              mirror ? 1 : 0);
@@ -602,7 +556,7 @@ int px_run_sort(void *keys, uint64_t *vals, long long n, const gpc_devinfo *d)
         GPC_EINVAL("n = %lld needs %lld tiles, more than the grid limit %d", n, ntiles,
                    d->max_grid_x);
     PxSortOp<K, STABLE> op{(K *)keys, vals, n, logT, d};
-    int rc = px_bitonic_plan(n, logT, op);
+    int rc = bitonic_plan(n, logT, op);
     if (rc) return rc;
     CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;
