@@ -3,6 +3,7 @@
 #include "pipeline.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,33 @@ static double uniform_trapezoid(const gp_stats *s, double h)
     if (s->nan_count > 0) return NAN;
     return h * (s->sum - 0.5 * (s->yfirst + s->ylast));
 }
+
+/* Test hook for fault handling: GPUPRIM_FAULT=RANK:PHASE[:kill] makes rank RANK fail when it
+ * reaches PHASE (read, reduce, sort, exchange, write): by default as a failed call (the
+ * ranks agree on the error and leave together), with ":kill" by SIGKILL (the launcher ends
+ * the job). Returns 1 when this rank must fail here. */
+static int fault_at(int rank, const char *phase)
+{
+    const char *f = getenv("GPUPRIM_FAULT");
+    int r = -1;
+    char ph[32] = "", kind[16] = "";
+    if (!f || sscanf(f, "%d:%31[^:]:%15s", &r, ph, kind) < 2 || r != rank || strcmp(ph, phase))
+        return 0;
+    fprintf(stderr, "gpuprim_mpi: rank %d: GPUPRIM_FAULT: injected %s in phase %s\n", rank,
+            strcmp(kind, "kill") == 0 ? "SIGKILL" : "failure", phase);
+    fflush(stderr);
+    if (strcmp(kind, "kill") == 0) raise(SIGKILL);
+    return 1;
+}
+
+#define FAULT(phase, code)                                                                \
+    do {                                                                                  \
+        if (!err && fault_at(rank, phase)) {                                              \
+            err = (code);                                                                 \
+            snprintf(msg, msglen, "rank %d: injected failure in phase %s (GPUPRIM_FAULT)", \
+                     rank, phase);                                                        \
+        }                                                                                 \
+    } while (0)
 
 /* Rank that holds global element g when n elements are sharded by gp_shard_range. */
 static int owner_of(int64_t g, int64_t n, int P)
@@ -292,6 +320,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
                  rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
     }
+    FAULT("read", GP_EXIT_READ);
     err = gp_agree(comm, err, msg, msglen);
 
     if (!err) {
@@ -309,6 +338,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         tp = now();
         gp_progress_phase(gp_phase_names[GP_PH_REDUCE]);
         BE_CALL("statistics", be->stats(dt, dev, cnt, sorting ? 0 : GP_STATS_NOHASH, &local));
+        FAULT("reduce", GP_EXIT_DEVICE);
         t[GP_PH_REDUCE] = now() - tp;
         gp_progress_done();
         err = gp_agree(comm, err, msg, msglen);
@@ -404,6 +434,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
         if (pairs) BE_CALL("local sort", be->sort_pairs(width, dev, dval, cnt, o->stable));
         else BE_CALL("local sort", be->sort_keys(width, dev, cnt));
+        FAULT("sort", GP_EXIT_DEVICE);
         t[GP_PH_SORT] = now() - tp;
         gp_progress_done();
         err = gp_agree(comm, err, msg, msglen);
@@ -411,6 +442,12 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             gp_exchange_info xi;
             tp = now();
             gp_progress_phase(gp_phase_names[GP_PH_EXCHANGE]);
+            if (fault_at(rank, "exchange")) { /* a rank lost inside the point-to-point phase */
+                fprintf(stderr, "gpuprim_mpi: error: rank %d: injected failure in phase exchange "
+                                "(GPUPRIM_FAULT); aborting the job\n", rank);
+                fflush(stderr);
+                MPI_Abort(comm, GP_EXIT_DEVICE);
+            }
             if (pairs)
                 gp_bitonic_exchange_pairs(comm, be, width, m, &dev, &dval, &nk, &dspare, &dvspare,
                                           drecv, dvrecv, host, hrecv, hval, hvrecv, o->stable, &xi);
@@ -505,6 +542,8 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
                     ds[nds++] = (gp_h5_outds){res->payload_dset, pin.ftype, pin.dtype, psorted};
                 }
             }
+            FAULT("write", GP_EXIT_WRITE);
+            err = gp_agree(comm, err, msg, msglen);
             if (!err)
                 err = gp_h5_write_many(comm, o->out, ds, nds, N, woff, nk, o->force, msg, msglen);
             if (pin_open) gp_h5_close(&pin);

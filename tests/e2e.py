@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import h5py
 import numpy as np
@@ -271,6 +272,24 @@ def check_cli(args, rng):
     expect([mpi, good, "--out", existing, "--force", "--quiet", "--backend", args.backend], 0, None, "--force")
     with h5py.File(existing, "r") as f:
         check(np.array_equal(f["data"][()], np.sort(h5py.File(good, "r")["data"][()])), "cli: --force output sorted")
+    # faults: one rank fails at a chosen phase (GPUPRIM_FAULT); the job must end within seconds
+    # with one clear message, a non-zero exit and no output file
+    for fault, want in [("1:read", 5), ("2:reduce", 7), ("0:sort", 7), ("1:exchange", 7),
+                        ("2:write", 6), ("1:sort:kill", None)]:
+        fo = os.path.join(w, "fault_out.h5")
+        t0 = time.time()
+        p = subprocess.run(["sh", args.mpirun, "-np", "3", mpi, good, "--out", fo, "--quiet",
+                            "--backend", args.backend], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, GPUPRIM_FAULT=fault))
+        took = time.time() - t0
+        ours = [l for l in p.stderr.splitlines() if l.startswith("gpuprim_mpi: error")]
+        check(p.returncode == want if want else p.returncode != 0,
+              f"fault {fault}: exit {p.returncode}, want {want or 'non-zero'}")
+        check(took < 60, f"fault {fault}: the job took {took:.1f} s to end")
+        check(want is None or (len(ours) == 1 and "GPUPRIM_FAULT" in ours[0]),
+              f"fault {fault}: want one error line naming the fault, got {ours}")
+        check(not [f for f in os.listdir(w) if f.startswith("fault_out.h5")],
+              f"fault {fault}: output left behind: {os.listdir(w)}")
     p = run(args, [mpi, "--help"], np_=1)
     check(p.returncode == 0 and "--function" in p.stdout, "cli --help")
     p = run(args, [mpi, "--version"], np_=1)
