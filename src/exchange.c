@@ -17,40 +17,38 @@ static void stats_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     for (int i = 0; i < *len; i++) b[i] = gp_stats_combine(&a[i], &b[i]);
 }
 
-static int stats_type(MPI_Datatype *t, MPI_Op *op)
+/* MPI_Reduce to `root` (root >= 0) or MPI_Allreduce (root < 0) of one record of `bytes`
+ * bytes with the user operation fn (commute: MPI_Op_create's flag). The datatype and the
+ * operation are created and freed here. Returns an MPI error code. */
+static int reduce_record(MPI_Comm comm, const void *in, void *out, size_t bytes,
+                         MPI_User_function *fn, int commute, int root)
 {
-    int rc = MPI_Type_contiguous((int)sizeof(gp_stats), MPI_BYTE, t);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(t);
-    if (rc == MPI_SUCCESS) rc = MPI_Op_create(stats_op, 0 /* not commutative */, op);
+    MPI_Datatype t;
+    MPI_Op op;
+    int rc = MPI_Type_contiguous((int)bytes, MPI_BYTE, &t);
+    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = MPI_Op_create(fn, commute, &op);
+    if (rc == MPI_SUCCESS) {
+        rc = root >= 0 ? MPI_Reduce(in, out, 1, t, op, root, comm)
+                       : MPI_Allreduce(in, out, 1, t, op, comm);
+        MPI_Op_free(&op);
+    }
+    MPI_Type_free(&t);
     return rc;
 }
 
 int gp_stats_reduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total, int root)
 {
-    MPI_Datatype t;
-    MPI_Op op;
-    int rc = stats_type(&t, &op);
-    if (rc != MPI_SUCCESS) return rc;
-    gp_stats in = *mine, out = *mine;
-    rc = MPI_Reduce(&in, &out, 1, t, op, root, comm);
+    gp_stats out = *mine; /* what ranks other than root get back */
+    int rc = reduce_record(comm, mine, &out, sizeof out, stats_op, 0 /* rank order */, root);
     *total = out;
-    MPI_Op_free(&op);
-    MPI_Type_free(&t);
     return rc;
 }
 
 int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total)
 {
-    MPI_Datatype t;
-    MPI_Op op;
-    int rc = stats_type(&t, &op);
-    if (rc != MPI_SUCCESS) return rc;
-    gp_stats in = *mine, out;
-    rc = MPI_Allreduce(&in, &out, 1, t, op, comm);
-    *total = out;
-    MPI_Op_free(&op);
-    MPI_Type_free(&t);
-    return rc;
+    return reduce_record(comm, mine, total, sizeof *total, stats_op, 0 /* rank order */, -1);
 }
 
 /* ---- exact accumulators ---------------------------------------------------------------- */
@@ -64,16 +62,7 @@ static void superacc_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 int gp_superacc_allreduce(MPI_Comm comm, const gp_superacc *mine, gp_superacc *total)
 {
-    MPI_Datatype t;
-    MPI_Op op;
-    int rc = MPI_Type_contiguous((int)sizeof(gp_superacc), MPI_BYTE, &t);
-    if (rc == MPI_SUCCESS) rc = MPI_Type_commit(&t);
-    if (rc == MPI_SUCCESS) rc = MPI_Op_create(superacc_op, 1 /* commutative: exact */, &op);
-    if (rc != MPI_SUCCESS) return rc;
-    rc = MPI_Allreduce(mine, total, 1, t, op, comm);
-    MPI_Op_free(&op);
-    MPI_Type_free(&t);
-    return rc;
+    return reduce_record(comm, mine, total, sizeof *total, superacc_op, 1 /* exact */, -1);
 }
 
 /* ---- agreement on errors ------------------------------------------------------------- */

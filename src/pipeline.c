@@ -293,7 +293,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     res->out = o->out;
 
     /* buffers: the shard lives in m slots so the exchange can grow it to m keys */
-    const int sorting = !o->no_sort && P >= 1;
+    const int sorting = !o->no_sort;
     /* a uint64 value per key: the input position (argsort, stable ties, payload lookup) */
     const int pairs = sorting && (o->stable || o->argsort || o->payload);
     uint64_t *dval = NULL, *dvspare = NULL, *dvrecv = NULL, *hval = NULL, *hvrecv = NULL;
