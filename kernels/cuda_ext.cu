@@ -1,24 +1,16 @@
 /* cuda_ext.cu — the CUDA backend's issue 7 kernels: descending keys, key + value bitonic
  * sort, key + value merge-split, exact sums (gp_ext.h gives the meaning of each entry).
  *
- * Key + value sort: Batcher's bitonic network in the mirror form of cuda_sort.cu (whose
- * index math is repeated here verbatim: insert_zero_bit, comparators_below, ceil_log2,
- * the plan). With P2 = the power of two >= n: for k = 2 .. P2 the mirror step (i against
- * i ^ (k-1)), then strides k/4 .. 1 (i against i ^ s); minimum to the lower index; a
- * comparator with partner >= n is skipped, so nothing past n is touched.
- *   (a) pk_sort_tile (finish = 0): a tile of T pairs in dynamic shared memory (values
- *       array, then keys; T the largest power of two with T * (width + 8) <= 32 KiB, i.e.
- *       T = 2048 for both widths), padding past n = (max key, max value), which compares
- *       >= every real pair so its comparators never move anything (= skipped), and every
- *       step k = 2 .. min(T, P2); 512 threads;
- *   (b) pk_sort_step: one launch per step of stride >= T (grid-stride comparators, 64-bit
- *       indices, only lower indices < n enumerated, partner >= n skipped);
- *   (c) pk_sort_tile (finish = 1): strides T/2 .. 1 in shared memory after each level's
- *       global steps.
- * A comparator swaps when (key_j, val_j) < (key_i, val_i) (stable) or key_j < key_i (not
- * stable): the network is data-oblivious, so the result is a deterministic function of the
- * input, and with stable the (key, value) order is total, so the result is the unique sorted
- * sequence (bitwise equal to the CPU twin's).
+ * Key + value sort: the engine of cuda_bitonic.cuh (the mirror-form bitonic network of
+ * sort_keys) with the PairsPolicy: units of up to 8 pairs per thread in registers, padding
+ * (max key, max value); a compare-exchange swaps when (key_j, val_j) < (key_i, val_i)
+ * (stable) or key_j < key_i (not stable). The network is data-oblivious, so the result is a
+ * deterministic function of the input, and with stable the (key, value) order is total, so
+ * the result is the unique sorted sequence (bitwise equal to the CPU twin's). 4-byte keys
+ * whose values are all below 2^32 (checked: one read of the values) take a faster path:
+ * key << 32 | value packed in place into the value array, sorted as 8-byte keys, unpacked
+ * (the (key, value) order, for stable and not stable alike; 8 bytes per element through
+ * the network instead of 12).
  *
  * Merge-split of pairs: merge path (Green, Odeh and Birk, "GPU Merge Path", 2012) exactly
  * as k_merge of cuda_sort.cu, with the order "lo pair a goes before hi pair b" = key_a <=
@@ -44,6 +36,7 @@
  * work has finished, so asynchronous faults are reported by the call that caused them.
  * Threading: one calling host thread per process (the static scratch buffer is not locked).
  */
+#include "cuda_bitonic.cuh"
 #include "cuda_ext.cuh"
 #include "gp_keys_ext.h"
 
@@ -51,9 +44,6 @@
 
 namespace {
 
-constexpr int PS_THREADS = 512;                  /* threads per tile block */
-constexpr size_t PS_SMEM_BUDGET = 32768;         /* bytes of shared memory per tile */
-constexpr int PS_STEP_THREADS = 256;             /* threads per block of global steps */
 constexpr int PX_MAP_THREADS = 256;              /* threads per block of key maps */
 constexpr int PM_THREADS = 256;                  /* threads per merge block */
 constexpr int PM_IPT = 8;                        /* outputs per merge thread */
@@ -63,151 +53,13 @@ constexpr long long SA_LAUNCH_MAX = 1ll << 30;   /* elements per exact-sum launc
 constexpr int SA_WORDS = GP_SA_LIMBS + 3;        /* limbs, nan, pinf, ninf */
 
 
-/* ---- per-thread work of the pair sort (host and device: a CPU program can run it for
- * every thread of every block in sequence, since comparators of one step are disjoint) -- */
+/* ---- the pair order (merge path) ---------------------------------------------------------- */
 
 /* (ka, va) before (kb, vb) strictly: by key, then (STABLE) by value. */
 template <typename K, bool STABLE>
 __host__ __device__ __forceinline__ bool px_less(K ka, uint64_t va, K kb, uint64_t vb)
 {
     return STABLE ? (ka < kb || (ka == kb && va < vb)) : (ka < kb);
-}
-
-/* Compare-exchange of pairs i < j: swapped when pair j is strictly before pair i. */
-template <typename K, bool STABLE>
-__host__ __device__ __forceinline__ void px_cas(K *sk, uint64_t *sv, int i, int j)
-{
-    const K a = sk[i], b = sk[j];
-    const uint64_t va = sv[i], vb = sv[j];
-    if (px_less<K, STABLE>(b, vb, a, va)) {
-        sk[i] = b;
-        sk[j] = a;
-        sv[i] = vb;
-        sv[j] = va;
-    }
-}
-
-/* Thread `tid` of `nthreads` loads pairs [base, base+T) into sk / sv [0, T), padding past n
- * with (max key, max value). */
-template <typename K>
-__host__ __device__ __forceinline__ void px_tile_load(const K *keys, const uint64_t *vals,
-                                                      long long n, long long base, K *sk,
-                                                      uint64_t *sv, int T, int tid, int nthreads)
-{
-    for (int l = tid; l < T; l += nthreads) {
-        const long long g = base + l;
-        if (g < n) {
-            sk[l] = keys[g];
-            sv[l] = vals[g];
-        } else {
-            sk[l] = (K)~(K)0;
-            sv[l] = ~0ull;
-        }
-    }
-}
-
-/* Thread `tid` of `nthreads` stores sk / sv [0, T) to [base, base+T), below n only. */
-template <typename K>
-__host__ __device__ __forceinline__ void px_tile_store(K *keys, uint64_t *vals, long long n,
-                                                       long long base, const K *sk,
-                                                       const uint64_t *sv, int T, int tid,
-                                                       int nthreads)
-{
-    for (int l = tid; l < T; l += nthreads) {
-        const long long g = base + l;
-        if (g < n) {
-            keys[g] = sk[l];
-            vals[g] = sv[l];
-        }
-    }
-}
-
-/* Thread `tid`'s comparators of one in-tile step of stride 2^ls (T/2 = half comparators):
- * lower index i = c with a zero bit at ls, partner i ^ (2^(ls+1) - 1) (mirror) or i | 2^ls. */
-template <typename K, bool STABLE>
-__host__ __device__ __forceinline__ void px_tile_pass(K *sk, uint64_t *sv, int half, int ls,
-                                                      bool mirror, int tid, int nthreads)
-{
-    const int jx = mirror ? (2 << ls) - 1 : (1 << ls);
-    for (int c = tid; c < half; c += nthreads) {
-        const int i = (int)insert_zero_bit(c, ls);
-        px_cas<K, STABLE>(sk, sv, i, i ^ jx);
-    }
-}
-
-/* The in-tile steps of kernels (a) and (c), in order: f(ls, mirror) per step (as
- * tile_schedule in cuda_sort.cu). */
-#pragma nv_exec_check_disable
-template <class F>
-__host__ __device__ __forceinline__ void px_tile_schedule(int logT, int log_kmax, int finish,
-                                                          F &&f)
-{
-    if (!finish) {
-        for (int lk = 1; lk <= log_kmax; lk++) {
-            f(lk - 1, true);
-            for (int ls = lk - 2; ls >= 0; ls--) f(ls, false);
-        }
-    } else {
-        for (int ls = logT - 1; ls >= 0; ls--) f(ls, false);
-    }
-}
-
-/* Comparators c = c0, c0 + cstride, ... < ncomp of one global step of stride 2^ls. */
-template <typename K, bool STABLE>
-__host__ __device__ __forceinline__ void px_step_pass(K *keys, uint64_t *vals, long long n,
-                                                      long long ncomp, int ls, bool mirror,
-                                                      long long c0, long long cstride)
-{
-    const long long s = 1ll << ls;
-    const long long jx = mirror ? (2 * s - 1) : s;
-    for (long long c = c0; c < ncomp; c += cstride) {
-        const long long i = insert_zero_bit(c, ls);
-        const long long j = i ^ jx;
-        if (j < n) {
-            const K a = keys[i], b = keys[j];
-            const uint64_t va = vals[i], vb = vals[j];
-            if (px_less<K, STABLE>(b, vb, a, va)) {
-                keys[i] = b;
-                keys[j] = a;
-                vals[i] = vb;
-                vals[j] = va;
-            }
-        }
-    }
-}
-
-/* ---- kernels: pair sort ------------------------------------------------------------------ */
-
-/* Kernels (a) and (c): tile blockIdx.x = pairs [blockIdx.x * T, +T), T = 2^logT, in dynamic
- * shared memory (T * 8 bytes of values, then T * sizeof(K) of keys). */
-template <typename K, bool STABLE>
-__global__ void __launch_bounds__(PS_THREADS)
-pk_sort_tile(K *__restrict__ keys, uint64_t *__restrict__ vals, long long n, int logT,
-             int log_kmax, int finish)
-{
-    extern __shared__ __align__(16) unsigned char px_smem[];
-    const int T = 1 << logT;
-    uint64_t *sv = reinterpret_cast<uint64_t *>(px_smem);
-    K *sk = reinterpret_cast<K *>(px_smem + (size_t)T * sizeof(uint64_t));
-    const long long base = (long long)blockIdx.x << logT;
-    px_tile_load(keys, vals, n, base, sk, sv, T, (int)threadIdx.x, PS_THREADS);
-    __syncthreads();
-    px_tile_schedule(logT, log_kmax, finish, [&](int ls, bool mirror) {
-        px_tile_pass<K, STABLE>(sk, sv, T >> 1, ls, mirror, (int)threadIdx.x, PS_THREADS);
-        __syncthreads();
-    });
-    px_tile_store(keys, vals, n, base, sk, sv, T, (int)threadIdx.x, PS_THREADS);
-}
-
-/* Kernel (b): one global step of stride 2^ls (grid-stride over comparators [0, ncomp)). */
-template <typename K, bool STABLE>
-__global__ void __launch_bounds__(PS_STEP_THREADS)
-pk_sort_step(K *__restrict__ keys, uint64_t *__restrict__ vals, long long n, long long ncomp,
-             int ls, int mirror)
-{
-    px_step_pass<K, STABLE>(keys, vals, n, ncomp, ls, mirror != 0,
-                            (long long)blockIdx.x * PS_STEP_THREADS + threadIdx.x,
-                            (long long)gridDim.x * PS_STEP_THREADS);
 }
 
 /* ---- kernels: descending key maps ---------------------------------------------------------- */
@@ -485,6 +337,38 @@ pk_exact_sum(const T *__restrict__ y, long long n, unsigned long long *__restric
     }
 }
 
+/* ---- kernels: packed (32-bit key, value < 2^32) pairs --------------------------------------- */
+
+/* *flag |= 1 when some vals[i] >= 2^32 (grid-stride; *flag zeroed by the caller). */
+__global__ void __launch_bounds__(PX_MAP_THREADS)
+pk_any_wide(const uint64_t *__restrict__ vals, long long n, unsigned long long *flag)
+{
+    bool wide = false;
+    const long long nth = (long long)gridDim.x * PX_MAP_THREADS;
+    for (long long i = (long long)blockIdx.x * PX_MAP_THREADS + threadIdx.x; i < n; i += nth)
+        wide |= (vals[i] >> 32) != 0;
+    if (__any_sync(0xFFFFFFFFu, wide) && (threadIdx.x & 31) == 0) atomicOr(flag, 1ull);
+}
+
+/* PACK: vals[i] = key[i] << 32 | vals[i] (every value < 2^32), so that the uint64 order of
+ * vals is the (key, value) order; !PACK: the inverse (keys[i] = vals[i] >> 32, vals[i] =
+ * the low 32 bits). */
+template <bool PACK>
+__global__ void __launch_bounds__(PX_MAP_THREADS)
+pk_pack(uint32_t *__restrict__ keys, uint64_t *__restrict__ vals, long long n)
+{
+    const long long nth = (long long)gridDim.x * PX_MAP_THREADS;
+    for (long long i = (long long)blockIdx.x * PX_MAP_THREADS + threadIdx.x; i < n; i += nth) {
+        if (PACK) {
+            vals[i] = ((uint64_t)keys[i] << 32) | (vals[i] & 0xFFFFFFFFull);
+        } else {
+            const uint64_t v = vals[i];
+            keys[i] = (uint32_t)(v >> 32);
+            vals[i] = v & 0xFFFFFFFFull;
+        }
+    }
+}
+
 /* ---- host side --------------------------------------------------------------------------- */
 
 /* Grid-stride grid for `work` items of `threads` each: at most the resident thread count. */
@@ -496,70 +380,6 @@ int px_stride_grid(long long work, int threads, const gpc_devinfo *d)
     if (b > cap) b = cap;
     if (b < 1) b = 1;
     return (int)b;
-}
-
-/* log2 of the pair tile: the largest power of two T with T * (width + 8) <= min(budget,
- * shared memory per block), clamped to [2 * PS_THREADS, 32 * PS_THREADS]. */
-int px_tile_log2(int width, const gpc_devinfo *d)
-{
-    const size_t pair = (size_t)width + sizeof(uint64_t);
-    size_t budget = d->smem_per_block < PS_SMEM_BUDGET ? d->smem_per_block : PS_SMEM_BUDGET;
-    int lt = 0;
-    while (((size_t)2 << lt) * pair <= budget) lt++;
-    const int lmin = ceil_log2(2 * PS_THREADS), lmax = ceil_log2(32 * PS_THREADS);
-    if (lt < lmin) lt = lmin;
-    if (lt > lmax) lt = lmax;
-    return lt;
-}
-
-/* The GPU executor of bitonic_plan for pairs. */
-template <typename K, bool STABLE> struct PxSortOp {
-    K *keys;
-    uint64_t *vals;
-    long long n;
-    int logT;
-    const gpc_devinfo *d;
-
-    size_t smem() const { return ((size_t)1 << logT) * (sizeof(K) + sizeof(uint64_t)); }
-    long long ntiles() const { return (n + (1ll << logT) - 1) >> logT; }
-    int tile(int log_kmax)
-    {
-        pk_sort_tile<K, STABLE><<<(unsigned)ntiles(), PS_THREADS, smem()>>>(keys, vals, n, logT,
-                                                                           log_kmax, 0);
-        CUDA_CHECK_LAUNCH("pk_sort_tile (tile sort)");
-        return 0;
-    }
-    int step(int ls, bool mirror)
-    {
-        const long long ncomp = comparators_below(n, ls);
-        const int blocks = px_stride_grid(ncomp, PS_STEP_THREADS, d);
-        pk_sort_step<K, STABLE><<<blocks, PS_STEP_THREADS>>>(keys, vals, n, ncomp, ls,
-                                                             mirror ? 1 : 0);
-        CUDA_CHECK_LAUNCH("pk_sort_step");
-        return 0;
-    }
-    int finish()
-    {
-        pk_sort_tile<K, STABLE><<<(unsigned)ntiles(), PS_THREADS, smem()>>>(keys, vals, n, logT,
-                                                                           0, 1);
-        CUDA_CHECK_LAUNCH("pk_sort_tile (finish)");
-        return 0;
-    }
-};
-
-template <typename K, bool STABLE>
-int px_run_sort(void *keys, uint64_t *vals, long long n, const gpc_devinfo *d)
-{
-    const int logT = px_tile_log2((int)sizeof(K), d);
-    const long long ntiles = (n + (1ll << logT) - 1) >> logT;
-    if (ntiles > (long long)d->max_grid_x)
-        GPC_EINVAL("n = %lld needs %lld tiles, more than the grid limit %d", n, ntiles,
-                   d->max_grid_x);
-    PxSortOp<K, STABLE> op{(K *)keys, vals, n, logT, d};
-    int rc = bitonic_plan(n, logT, op);
-    if (rc) return rc;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return GP_OK;
 }
 
 template <DescOp OP> int px_run_descmap(void *buf, long long n, unsigned long long mask,
@@ -609,6 +429,35 @@ int px_sa_scratch(const gpc_devinfo *d, unsigned long long **out)
         g_sa_scratch_dev = d->device;
     }
     *out = g_sa_scratch;
+    return GP_OK;
+}
+
+/* sort_pairs for 4-byte keys when every value is below 2^32: key and value packed into
+ * one uint64 (key << 32 | value) in the value array, sorted as 8-byte keys by the engine,
+ * unpacked: the (key, value) order (stable or not: a valid result for both), with 8 bytes
+ * per element through the network instead of 12. *packed = 0 (nothing done) when some
+ * value is wide. */
+int px_sort_packed(uint32_t *keys, uint64_t *vals, long long n, const gpc_devinfo *d,
+                   int *packed)
+{
+    *packed = 0;
+    unsigned long long *flag = NULL, wide = 0;
+    int rc = px_sa_scratch(d, &flag);
+    if (rc) return rc;
+    const int grid = px_stride_grid(n, PX_MAP_THREADS, d);
+    CUDA_CHECK(cudaMemset(flag, 0, sizeof wide));
+    pk_any_wide<<<grid, PX_MAP_THREADS>>>(vals, n, flag);
+    CUDA_CHECK_LAUNCH("pk_any_wide");
+    CUDA_CHECK(cudaMemcpy(&wide, flag, sizeof wide, cudaMemcpyDeviceToHost));
+    if (wide) return GP_OK;
+    pk_pack<true><<<grid, PX_MAP_THREADS>>>(keys, vals, n);
+    CUDA_CHECK_LAUNCH("pk_pack");
+    rc = bn::sort(bn::KeysPolicy<uint64_t>{vals}, n);
+    if (rc) return rc;
+    pk_pack<false><<<grid, PX_MAP_THREADS>>>(keys, vals, n);
+    CUDA_CHECK_LAUNCH("pk_pack (unpack)");
+    CUDA_CHECK(cudaDeviceSynchronize());
+    *packed = 1;
     return GP_OK;
 }
 
@@ -697,14 +546,20 @@ extern "C" int gp_cuda_sort_pairs(int width, void *keys, uint64_t *vals, int64_t
     if (px_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
         GPC_EINVAL("keys overlap vals");
     if (n <= 1) return GP_OK;
-    const gpc_devinfo *d = NULL;
-    int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
-    if (width == 4)
-        return stable ? px_run_sort<uint32_t, true>(keys, vals, n, d)
-                      : px_run_sort<uint32_t, false>(keys, vals, n, d);
-    return stable ? px_run_sort<uint64_t, true>(keys, vals, n, d)
-                  : px_run_sort<uint64_t, false>(keys, vals, n, d);
+    if (width == 4) {
+        uint32_t *k = (uint32_t *)keys;
+        const gpc_devinfo *d = NULL;
+        int rc = gpc_devinfo_get(&d);
+        if (rc) return rc;
+        int packed = 0;
+        rc = px_sort_packed(k, vals, n, d, &packed);
+        if (rc || packed) return rc;
+        return stable ? bn::sort(bn::PairsPolicy<uint32_t, true>{k, vals}, n)
+                      : bn::sort(bn::PairsPolicy<uint32_t, false>{k, vals}, n);
+    }
+    uint64_t *k = (uint64_t *)keys;
+    return stable ? bn::sort(bn::PairsPolicy<uint64_t, true>{k, vals}, n)
+                  : bn::sort(bn::PairsPolicy<uint64_t, false>{k, vals}, n);
 }
 
 /* Merge-split of two ascending (key, value) arrays — gp_backend.merge_split_pairs on the GPU

@@ -119,56 +119,6 @@ __device__ __forceinline__ bool gpc_is_nan(uint32_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(int64_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(uint64_t) { return false; }
 
-/* ---- index math of the bitonic network (host and device; cuda_sort.cu and cuda_ext.cu) -- */
-
-/* c with a zero bit inserted at bit position b: the lower index of comparator c of a step
- * of stride 2^b. */
-__host__ __device__ __forceinline__ long long insert_zero_bit(long long c, int b)
-{
-    return ((c >> b) << (b + 1)) | (c & ((1ll << b) - 1));
-}
-
-/* Number of comparators of a step of stride 2^b whose lower index is < n (the indices
- * with bit b clear below n). */
-__host__ __device__ __forceinline__ long long comparators_below(long long n, int b)
-{
-    const long long s = 1ll << b;
-    const long long rem = n & (2 * s - 1);
-    return ((n >> (b + 1)) << b) + (rem < s ? rem : s);
-}
-
-/* Smallest p with 2^p >= n (n >= 1). */
-__host__ __device__ __forceinline__ int ceil_log2(long long n)
-{
-    int p = 0;
-    while ((1ll << p) < n) p++;
-    return p;
-}
-
-/* The host driver's sequence of kernels for n keys with tiles of 2^logT keys. Calls
- * op.tile(log_kmax) once, then per level lk = logT+1 .. log2(P2): op.step(lk-1, true) (the
- * mirror step), op.step(ls, false) for ls = lk-2 .. logT, op.finish(). Stops at the first
- * nonzero return and returns it. Nothing for n <= 1. */
-template <class Op> int bitonic_plan(long long n, int logT, Op &op)
-{
-    if (n <= 1) return 0;
-    const int lp2 = ceil_log2(n);
-    const int log_kmax = lp2 < logT ? lp2 : logT;
-    int rc = op.tile(log_kmax);
-    if (rc) return rc;
-    for (int lk = logT + 1; lk <= lp2; lk++) {
-        rc = op.step(lk - 1, true);
-        if (rc) return rc;
-        for (int ls = lk - 2; ls >= logT; ls--) {
-            rc = op.step(ls, false);
-            if (rc) return rc;
-        }
-        rc = op.finish();
-        if (rc) return rc;
-    }
-    return 0;
-}
-
 /* ---- entry points of cuda_reduce.cu / cuda_sort.cu (the backend table's entries) ------ */
 /* Each has exactly the meaning of the gp_backend entry of the same name (gp_kernels.h);
  * pointers are device pointers of the CUDA backend; each returns after its device work has

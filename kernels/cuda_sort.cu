@@ -1,30 +1,9 @@
 /* cuda_sort.cu — the CUDA backend's order keys, bitonic sort and merge-split.
  *
- * Bitonic sort (the chapter's Programs 6.17-6.19, in the "mirror" form of the network, so
- * that any n sorts without materialised padding). With P2 = the power of two >= n:
- *   for k = 2, 4, ..., P2:
- *     step 1:           inside each k-block, i (bit k/2 clear) against its mirror
- *                       j = i ^ (k-1);
- *     later steps s = k/4, ..., 1:   i (bit s clear) against j = i ^ s;
- *   every comparator puts the minimum at the lower index i < j; a comparator with j >= n is
- *   skipped, so the elements past n act as +inf and are never read or written.
- * Program 6.19's three kernels:
- *   (a) k_sort_tile (finish = 0): each block loads a tile of T keys (T a power of two,
- *       chosen from the device's shared memory: T x width <= 32 KiB, so T = 8192 for
- *       4-byte and 4096 for 8-byte keys on current GPUs) into dynamic shared memory,
- *       positions past n filled with the largest key (they compare >= every real key, so
- *       comparators against them never move a real key: the same as skipping them, and
- *       they are not written back), and runs every step of k = 2 .. min(T, P2) with
- *       __syncthreads() between steps; 512 threads, T/1024 comparators per thread a step;
- *   (b) k_sort_step: one launch per step whose stride (k/2 for the mirror step, else s) is
- *       >= T; the launch boundary is the grid-wide barrier. Comparator c (grid-stride,
- *       64-bit) has lower index i = c with a zero bit inserted at position log2(stride),
- *       partner j = i ^ (k-1) (mirror step) or i ^ s; skipped when j >= n; only the
- *       comparators with i < n are enumerated;
- *   (c) k_sort_tile (finish = 1): for k > T, once the stride is below T, each tile is
- *       loaded (padded as in (a)), strides T/2 .. 1 run in shared memory, written back.
- * Host driver (bitonic_plan): (a); then for k = 2T .. P2: (b) for strides k/2 .. T, then
- * (c). Launches: 1 + sum over the levels above T of (level + 1).
+ * Bitonic sort: the engine of cuda_bitonic.cuh (Programs 6.17-6.19 in the mirror form, any
+ * n without materialised padding; tile sort in shared memory, global groups of up to four
+ * strides per launch with 16 keys per thread in registers, in-tile finish), with the
+ * KeysPolicy: compare-exchange = min / max of the unsigned keys, padding = all ones.
  *
  * Merge-split (Green, Odeh, Birk, "GPU Merge Path", 2012): the output ranks [r0, r1) are
  * cut into pieces of 2048 per block, 8 per thread; each thread finds the start of its 8
@@ -37,144 +16,18 @@
  * work has finished (cudaDeviceSynchronize), so asynchronous faults are reported by the
  * call that caused them.
  */
+#include "cuda_bitonic.cuh"
 #include "cuda_internal.cuh"
 
 #include <string.h>
 
 namespace {
 
-constexpr int SORT_THREADS = 512;            /* threads per tile block */
-constexpr size_t SORT_SMEM_BUDGET = 32768;   /* bytes of shared memory per tile */
-constexpr int STEP_THREADS = 256;            /* threads per block of global steps */
 constexpr int MAP_THREADS = 256;             /* threads per block of key maps */
 constexpr int MERGE_THREADS = 256;           /* threads per merge block */
 constexpr int MERGE_IPT = 8;                 /* outputs per merge thread */
 constexpr int MERGE_TILE = MERGE_THREADS * MERGE_IPT; /* outputs per merge block */
 
-
-/* ---- per-thread work of the sort kernels (host and device, see the simulation note) -- */
-/* The kernels below are thin: they call these helpers for their thread and add only the
- * __syncthreads() barriers, so a CPU program can run the very same index code for every
- * thread of every block in sequence (comparators of one step never share an element, so
- * running the threads of a step one after another is exact). */
-
-/* Compare-exchange: minimum to s[i], maximum to s[j]. */
-template <typename K> __host__ __device__ __forceinline__ void cas_shared(K *s, int i, int j)
-{
-    const K a = s[i], b = s[j];
-    s[i] = a < b ? a : b;
-    s[j] = a < b ? b : a;
-}
-
-/* Thread `tid` of `nthreads` loads tile keys[base, base+T) into s[0, T), padding past n
- * with the largest key. */
-template <typename K>
-__host__ __device__ __forceinline__ void tile_load(const K *keys, long long n, long long base,
-                                                   K *s, int T, int tid, int nthreads)
-{
-    const K kmax = (K)~(K)0;
-    for (int l = tid; l < T; l += nthreads) {
-        const long long g = base + l;
-        s[l] = g < n ? keys[g] : kmax;
-    }
-}
-
-/* Thread `tid` of `nthreads` stores s[0, T) back to keys[base, base+T), below n only. */
-template <typename K>
-__host__ __device__ __forceinline__ void tile_store(K *keys, long long n, long long base,
-                                                    const K *s, int T, int tid, int nthreads)
-{
-    for (int l = tid; l < T; l += nthreads) {
-        const long long g = base + l;
-        if (g < n) keys[g] = s[l];
-    }
-}
-
-/* Thread `tid`'s comparators of one in-tile step of stride 2^ls (T/2 comparators in the
- * tile, c = tid, tid + nthreads, ...): lower index i = c with a zero bit at ls, partner
- * i ^ (2^(ls+1) - 1) for the mirror step, else i | 2^ls. */
-template <typename K>
-__host__ __device__ __forceinline__ void tile_pass(K *s, int half, int ls, bool mirror,
-                                                   int tid, int nthreads)
-{
-    const int jx = mirror ? (2 << ls) - 1 : (1 << ls);
-    for (int c = tid; c < half; c += nthreads) {
-        const int i = (int)insert_zero_bit(c, ls);
-        cas_shared(s, i, i ^ jx);
-    }
-}
-
-/* The in-tile steps of kernels (a) and (c), in order: f(ls, mirror) per step.
- * finish == 0: for k = 2 .. 2^log_kmax: the mirror step (ls = log2(k)-1), then strides
- * k/4 .. 1; finish != 0: strides T/2 .. 1 (no mirror step). */
-#pragma nv_exec_check_disable
-template <class F>
-__host__ __device__ __forceinline__ void tile_schedule(int logT, int log_kmax, int finish, F &&f)
-{
-    if (!finish) {
-        for (int lk = 1; lk <= log_kmax; lk++) {
-            f(lk - 1, true);
-            for (int ls = lk - 2; ls >= 0; ls--) f(ls, false);
-        }
-    } else {
-        for (int ls = logT - 1; ls >= 0; ls--) f(ls, false);
-    }
-}
-
-/* Comparators c = c0, c0 + cstride, ... < ncomp of one global step of stride 2^ls:
- * lower index i = c with a zero bit at ls (< n by the choice of ncomp), partner
- * j = i ^ (2^(ls+1) - 1) (mirror) or i ^ 2^ls, skipped when j >= n. */
-template <typename K>
-__host__ __device__ __forceinline__ void step_pass(K *keys, long long n, long long ncomp, int ls,
-                                                   bool mirror, long long c0, long long cstride)
-{
-    const long long s = 1ll << ls;
-    const long long jx = mirror ? (2 * s - 1) : s;
-    for (long long c = c0; c < ncomp; c += cstride) {
-        const long long i = insert_zero_bit(c, ls);
-        const long long j = i ^ jx;
-        if (j < n) {
-            const K a = keys[i], b = keys[j];
-            if (b < a) {
-                keys[i] = b;
-                keys[j] = a;
-            }
-        }
-    }
-}
-
-/* ---- kernels: bitonic sort ------------------------------------------------------------ */
-
-/* Kernels (a) and (c): tile blockIdx.x = keys[blockIdx.x * T, +T), T = 2^logT, in dynamic
- * shared memory (T * sizeof(K) bytes). finish == 0: all steps of k = 2 .. 2^log_kmax;
- * finish != 0: strides T/2 .. 1 (plain XOR partners). Only keys below n are written. */
-template <typename K>
-__global__ void __launch_bounds__(SORT_THREADS)
-k_sort_tile(K *__restrict__ keys, long long n, int logT, int log_kmax, int finish)
-{
-    extern __shared__ __align__(16) unsigned char sort_smem[];
-    K *s = reinterpret_cast<K *>(sort_smem);
-    const int T = 1 << logT;
-    const long long base = (long long)blockIdx.x << logT;
-    tile_load(keys, n, base, s, T, (int)threadIdx.x, SORT_THREADS);
-    __syncthreads();
-    tile_schedule(logT, log_kmax, finish, [&](int ls, bool mirror) {
-        tile_pass(s, T >> 1, ls, mirror, (int)threadIdx.x, SORT_THREADS);
-        __syncthreads();
-    });
-    tile_store(keys, n, base, s, T, (int)threadIdx.x, SORT_THREADS);
-}
-
-/* Kernel (b): one step of stride 2^ls over the whole array (comparators [0, ncomp), those
- * with lower index < n; grid-stride), mirror or plain partners, see step_pass. */
-template <typename K>
-__global__ void __launch_bounds__(STEP_THREADS)
-k_sort_step(K *__restrict__ keys, long long n, long long ncomp, int ls, int mirror)
-{
-    step_pass(keys, n, ncomp, ls, mirror != 0,
-              (long long)blockIdx.x * STEP_THREADS + threadIdx.x,
-              (long long)gridDim.x * STEP_THREADS);
-}
 
 /* ---- kernels: key maps ---------------------------------------------------------------- */
 
@@ -284,67 +137,6 @@ int stride_grid(long long work, int threads, const gpc_devinfo *d)
     return (int)b;
 }
 
-/* log2 of the tile size for keys of `width` bytes: the largest power of two T with
- * T * width <= min(SORT_SMEM_BUDGET, shared memory per block), between 2 * SORT_THREADS
- * and 32 * SORT_THREADS. */
-int tile_log2(int width, const gpc_devinfo *d)
-{
-    size_t budget = d->smem_per_block < SORT_SMEM_BUDGET ? d->smem_per_block : SORT_SMEM_BUDGET;
-    int lt = 0;
-    while (((size_t)2 << lt) * (size_t)width <= budget) lt++;
-    const int lmin = ceil_log2(2 * SORT_THREADS), lmax = ceil_log2(32 * SORT_THREADS);
-    if (lt < lmin) lt = lmin;
-    if (lt > lmax) lt = lmax;
-    return lt;
-}
-
-/* The GPU executor of bitonic_plan. */
-template <typename K> struct GpuSortOp {
-    K *keys;
-    long long n;
-    int logT;
-    const gpc_devinfo *d;
-
-    int tile(int log_kmax)
-    {
-        const long long ntiles = (n + (1ll << logT) - 1) >> logT;
-        const size_t smem = ((size_t)1 << logT) * sizeof(K);
-        k_sort_tile<K><<<(unsigned)ntiles, SORT_THREADS, smem>>>(keys, n, logT, log_kmax, 0);
-        CUDA_CHECK_LAUNCH("k_sort_tile (tile sort)");
-        return 0;
-    }
-    int step(int ls, bool mirror)
-    {
-        const long long ncomp = comparators_below(n, ls);
-        const int blocks = stride_grid(ncomp, STEP_THREADS, d);
-        k_sort_step<K><<<blocks, STEP_THREADS>>>(keys, n, ncomp, ls, mirror ? 1 : 0);
-        CUDA_CHECK_LAUNCH("k_sort_step");
-        return 0;
-    }
-    int finish()
-    {
-        const long long ntiles = (n + (1ll << logT) - 1) >> logT;
-        const size_t smem = ((size_t)1 << logT) * sizeof(K);
-        k_sort_tile<K><<<(unsigned)ntiles, SORT_THREADS, smem>>>(keys, n, logT, 0, 1);
-        CUDA_CHECK_LAUNCH("k_sort_tile (finish)");
-        return 0;
-    }
-};
-
-template <typename K> int run_sort(void *keys, long long n, const gpc_devinfo *d)
-{
-    const int logT = tile_log2((int)sizeof(K), d);
-    const long long ntiles = (n + (1ll << logT) - 1) >> logT;
-    if (ntiles > (long long)d->max_grid_x)
-        GPC_EINVAL("n = %lld needs %lld tiles, more than the grid limit %d", n, ntiles,
-                   d->max_grid_x);
-    GpuSortOp<K> op{(K *)keys, n, logT, d};
-    int rc = bitonic_plan(n, logT, op);
-    if (rc) return rc;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return GP_OK;
-}
-
 template <KeyOp OP> int run_keymap(void *buf, long long n, const gpc_devinfo *d)
 {
     k_keymap<OP><<<stride_grid(n, MAP_THREADS, d), MAP_THREADS>>>(buf, n);
@@ -434,10 +226,8 @@ extern "C" int gp_cuda_sort_keys(int width, void *keys, int64_t n)
     if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
     if (n > 0 && !keys) GPC_EINVAL("keys is NULL with n = %lld", (long long)n);
     if (n <= 1) return GP_OK;
-    const gpc_devinfo *d = NULL;
-    int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
-    return width == 4 ? run_sort<uint32_t>(keys, n, d) : run_sort<uint64_t>(keys, n, d);
+    if (width == 4) return bn::sort(bn::KeysPolicy<uint32_t>{(uint32_t *)keys}, n);
+    return bn::sort(bn::KeysPolicy<uint64_t>{(uint64_t *)keys}, n);
 }
 
 /* Merge-split of two ascending key arrays — gp_backend.merge_split_keys on the GPU (merge

@@ -1,0 +1,596 @@
+/* cuda_bitonic.cuh — the multi-block bitonic sort engine shared by the key sort
+ * (cuda_sort.cu: gp_backend.sort_keys) and the key + value sort (cuda_ext.cu: sort_pairs).
+ * Not part of the public contract.
+ *
+ * The network (the chapter's Programs 6.17-6.19, in the "mirror" form, so that any n sorts
+ * without materialised padding). With P2 = 2^lp2 the power of two >= n, for each level
+ * lk = 1 .. lp2 (blocks of k = 2^lk positions):
+ *   mirror step (bit lk-1):        i (bit lk-1 clear) against j = i ^ (k - 1);
+ *   plain steps (bits lk-2 .. 0):  i (bit b clear) against j = i ^ 2^b;
+ * every comparator puts the smaller element at the lower index. Positions >= n act as +inf:
+ * they are read as the policy's pad() (which compares >= every real element and never
+ * swaps with one: "strictly less" decides a swap) and never written.
+ *
+ * Register groups (what makes this faster than one launch per step). Consecutive steps of
+ * one level whose stride bits form a range [blo, blo + G) touch closed sets of 2^G
+ * positions: a "unit". Unit w (w over [0, P2 / 2^G)) holds the positions
+ *     pos(w, q) = (w >> blo) << (blo + G)  |  q << blo  |  low(w),   q = 0 .. 2^G - 1,
+ * low(w) = w mod 2^blo, complemented (XOR 2^blo - 1) when the group begins with the
+ * level's mirror step and q's top bit is set. With that complement, the mirror partner
+ * of pos(w, q) is pos(w, q ^ (2^G - 1)) — the same unit — and every plain step inside the
+ * group pairs pos(w, q) with pos(w, q ^ 2^b). A thread loads a unit into 2^G registers,
+ * runs the group's steps there (fully unrolled compare-exchanges, no barrier), and stores
+ * it back: one read and one write of each element per group instead of per step.
+ * Consecutive w are consecutive positions (or, complemented, the same run reversed), so a
+ * warp's loads are coalesced when blo >= 5.
+ *
+ * Kernels (one plan, bn::plan, run by the host; R = 2^LOGR is the policy's largest unit:
+ * 32 keys of 4 bytes, 16 of 8 bytes, 8 pairs):
+ *   k_tile<LT, sort>:    a tile of T = 2^LT positions in dynamic shared memory (padded:
+ *                        index i at slot i + i/32, and every group of more than one bit
+ *                        starts at a multiple of LOGR, so 4-byte units are bank-conflict
+ *                        free), levels 1 .. min(LOGR, LT) as one group of consecutive
+ *                        positions, then each further level lk <= LT as groups from the
+ *                        top (the first with the mirror step); the whole schedule is fixed
+ *                        at compile time, so slot offsets are immediates;
+ *   k_global<G, kind>:   for a level lk > LT, its stride bits >= LT in groups of <= LOGR
+ *                        bits from the top (the first with the mirror step), one launch per
+ *                        group (the launch boundary is the grid-wide barrier), 2^G loads in
+ *                        flight per thread;
+ *   k_tile<LT, finish>:  the level's bits LT-1 .. 0, plain, in groups.
+ * Passes over the data for n = 2^lp2 > T: 1 + sum over lk = LT+1 .. lp2 of
+ * (ceil((lk - LT) / LOGR) + 1); e.g. 38 for n = 2^27 f32 keys, T = 2^14, LOGR = 5, against
+ * 105 with one launch per global step (the seed's Program 6.19 driver). T comes from a
+ * shared-memory budget (TILE_SMEM_DEFAULT, or GPUPRIM_SORT_SMEM=<bytes>), between 2^9 and
+ * 2^15 positions.
+ *
+ * Everything that decides which element goes where (bn_pos, the register networks, the
+ * schedules) is __host__ __device__, so tests/test_bitonic_sim.cu runs the very same code
+ * for every unit of every group on the CPU (units of one group are disjoint, so running
+ * them one after another is exact).
+ */
+#ifndef GP_CUDA_BITONIC_CUH
+#define GP_CUDA_BITONIC_CUH
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cuda_internal.cuh"
+
+namespace bn {
+
+/* ---- element policies --------------------------------------------------------------- */
+/* A policy P gives: the element type P::E; LOGR (log2 of the largest unit in registers);
+ * P::pad() (compares >= every real element); P::cas(a, b) (compare-exchange: afterwards
+ * a is the smaller, and a swap happens only when b is strictly less than a); load / store
+ * of position p in global memory; smem_bytes(Tpad) and sget / sput of shared-memory slot i
+ * (Tpad slots). */
+
+/* Keys only: unsigned K (uint32_t or uint64_t). */
+template <typename K> struct KeysPolicy {
+    typedef K E;
+    static constexpr int LOGR = sizeof(K) == 4 ? 5 : 4; /* 32 x 4 or 16 x 8 bytes */
+    K *keys;
+    __host__ __device__ static E pad() { return (K)~(K)0; }
+    __host__ __device__ static void cas(E &a, E &b)
+    {
+#ifdef __CUDA_ARCH__
+        const K lo = min(a, b), hi = max(a, b); /* one IMNMX each for 32-bit keys */
+#else
+        const K lo = b < a ? b : a, hi = b < a ? a : b;
+#endif
+        a = lo;
+        b = hi;
+    }
+    __host__ __device__ E load(long long p) const { return keys[p]; }
+    __host__ __device__ void store(long long p, const E &e) const { keys[p] = e; }
+    __host__ __device__ static size_t smem_bytes(int Tpad) { return (size_t)Tpad * sizeof(K); }
+    __host__ __device__ static E sget(const unsigned char *s, int Tpad, int i)
+    {
+        (void)Tpad;
+        return reinterpret_cast<const K *>(s)[i];
+    }
+    __host__ __device__ static void sput(unsigned char *s, int Tpad, int i, const E &e)
+    {
+        (void)Tpad;
+        reinterpret_cast<K *>(s)[i] = e;
+    }
+};
+
+/* (key, uint64 value) pairs in two arrays; STABLE: ordered by (key, value), else by key
+ * only (a pair moves past another only when its key is strictly smaller). */
+template <typename K, bool STABLE> struct PairsPolicy {
+    struct E {
+        K k;
+        uint64_t v;
+    };
+    static constexpr int LOGR = 3;
+    K *keys;
+    uint64_t *vals;
+    __host__ __device__ static E pad() { return E{(K)~(K)0, ~0ull}; }
+    __host__ __device__ static bool less(const E &a, const E &b)
+    {
+        return STABLE ? (a.k < b.k || (a.k == b.k && a.v < b.v)) : (a.k < b.k);
+    }
+    __host__ __device__ static void cas(E &a, E &b)
+    {
+        if (less(b, a)) {
+            const E t = a;
+            a = b;
+            b = t;
+        }
+    }
+    __host__ __device__ E load(long long p) const { return E{keys[p], vals[p]}; }
+    __host__ __device__ void store(long long p, const E &e) const
+    {
+        keys[p] = e.k;
+        vals[p] = e.v;
+    }
+    /* values first (8-byte aligned), then keys */
+    __host__ __device__ static size_t smem_bytes(int Tpad)
+    {
+        return (size_t)Tpad * (sizeof(uint64_t) + sizeof(K));
+    }
+    __host__ __device__ static E sget(const unsigned char *s, int Tpad, int i)
+    {
+        const uint64_t *sv = reinterpret_cast<const uint64_t *>(s);
+        const K *sk = reinterpret_cast<const K *>(sv + Tpad);
+        return E{sk[i], sv[i]};
+    }
+    __host__ __device__ static void sput(unsigned char *s, int Tpad, int i, const E &e)
+    {
+        uint64_t *sv = reinterpret_cast<uint64_t *>(s);
+        K *sk = reinterpret_cast<K *>(sv + Tpad);
+        sk[i] = e.k;
+        sv[i] = e.v;
+    }
+};
+
+/* ---- index math ---------------------------------------------------------------------- */
+
+/* Position of register q of unit w in a group of G stride bits starting at bit blo
+ * (file comment); MIRROR: the group begins with its level's mirror step. */
+template <int G, bool MIRROR, typename I>
+__host__ __device__ __forceinline__ I pos(I w, int q, int blo)
+{
+    const I lowmask = ((I)1 << blo) - 1;
+    I low = w & lowmask;
+    if (MIRROR && ((q >> (G - 1)) & 1)) low ^= lowmask;
+    return ((w >> blo) << (blo + G)) | ((I)q << blo) | low;
+}
+
+/* Number of units w whose lowest position pos(w, 0) is below n (the others hold only
+ * positions >= n: nothing to do): pos(w, 0) increases with w. */
+__host__ __device__ __forceinline__ long long units_below(long long n, int G, int blo)
+{
+    const long long span = 1ll << (blo + G), lowcount = 1ll << blo;
+    const long long rem = n & (span - 1);
+    return ((n >> (blo + G)) << blo) + (rem < lowcount ? rem : lowcount);
+}
+
+/* Shared-memory slot of tile index i (one pad slot per 32). */
+__host__ __device__ __forceinline__ int spad(int i) { return i + (i >> 5); }
+
+/* Slots of a tile of T = 2^logT positions. */
+__host__ __device__ __forceinline__ int tile_slots(int logT) { return (1 << logT) + ((1 << logT) >> 5); }
+
+/* ---- register networks (fully unrolled: every index a compile-time constant) ----------- */
+
+/* The steps of one group on a unit r[0, 2^G): the mirror step on bit G-1 if MIRROR, then
+ * the plain steps on the remaining bits, top down. */
+template <class P, int G, bool MIRROR>
+__host__ __device__ __forceinline__ void reg_group(typename P::E (&r)[1 << G])
+{
+    constexpr int U = 1 << G;
+    if (MIRROR) {
+#pragma unroll
+        for (int q = 0; q < U / 2; q++) P::cas(r[q], r[q ^ (U - 1)]);
+    }
+#pragma unroll
+    for (int b = MIRROR ? G - 2 : G - 1; b >= 0; b--) {
+#pragma unroll
+        for (int q = 0; q < U; q++)
+            if (!(q & (1 << b))) P::cas(r[q], r[q | (1 << b)]);
+    }
+}
+
+/* Levels 1 .. G (every step of a bitonic sort of 2^G consecutive positions) on r[0, 2^G). */
+template <class P, int G>
+__host__ __device__ __forceinline__ void reg_levels(typename P::E (&r)[1 << G])
+{
+    constexpr int U = 1 << G;
+#pragma unroll
+    for (int l = 1; l <= G; l++) {
+#pragma unroll
+        for (int q = 0; q < U; q++) /* mirror step of level l */
+            if (!(q & (1 << (l - 1)))) P::cas(r[q], r[q ^ ((1 << l) - 1)]);
+#pragma unroll
+        for (int b = l - 2; b >= 0; b--) {
+#pragma unroll
+            for (int q = 0; q < U; q++)
+                if (!(q & (1 << b))) P::cas(r[q], r[q | (1 << b)]);
+        }
+    }
+}
+
+/* ---- one unit, in global memory or in a shared-memory tile ---------------------------- */
+
+/* The kind of a group: LEVELS = levels 1 .. G on consecutive positions (blo = 0);
+ * MIRROR = the level's first group; PLAIN = a later group. */
+enum GroupKind { PLAIN = 0, MIRROR = 1, LEVELS = 2 };
+
+template <class P, int G, int KIND>
+__host__ __device__ __forceinline__ void run_regs(typename P::E (&r)[1 << G])
+{
+    if (KIND == LEVELS) reg_levels<P, G>(r);
+    else reg_group<P, G, KIND == MIRROR>(r);
+}
+
+/* Unit w of a group in global memory (n elements; positions >= n read as pad, not
+ * written). All loads are issued before the first compare (2^G in flight); positions are
+ * recomputed for the stores (base + q 2^blo) rather than kept in registers. */
+template <class P, int G, int KIND>
+__host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, long long w,
+                                                     int blo)
+{
+    const long long lowmask = (1ll << blo) - 1;
+    const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
+    const long long b0 = hi | low;
+    const long long b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+    typename P::E r[1 << G];
+#pragma unroll
+    for (int q = 0; q < (1 << G); q++) {
+        const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
+        r[q] = p < n ? pol.load(p) : P::pad();
+    }
+    run_regs<P, G, KIND>(r);
+#pragma unroll
+    for (int q = 0; q < (1 << G); q++) {
+        const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
+        if (p < n) pol.store(p, r[q]);
+    }
+}
+
+/* Unit w of a group of a shared-memory tile of TPAD slots (every position present), with
+ * the group's geometry (G bits from BLO) known at compile time: the 2^G slots are one base
+ * slot plus constant offsets (one pad slot per 32 positions: spad(b + q 2^BLO) =
+ * spad(b) + q (2^BLO + 2^(BLO-5)) when BLO >= 5, spad(b) + q 2^BLO when BLO + G <= 5). */
+template <class P, int G, int BLO, int KIND, int TPAD>
+__host__ __device__ __forceinline__ void unit_tile(unsigned char *s, int w)
+{
+    constexpr int U = 1 << G;
+    constexpr int LOWMASK = (1 << BLO) - 1;
+    const int hi = (w >> BLO) << (BLO + G);
+    const int low = w & LOWMASK;
+    const int b0 = hi | low;                                   /* q's top bit clear */
+    const int b1 = KIND == MIRROR ? (hi | (low ^ LOWMASK)) : b0; /* q's top bit set */
+    typename P::E r[U];
+    int a[U];
+#pragma unroll
+    for (int q = 0; q < U; q++) {
+        const int b = (q >> (G - 1)) ? b1 : b0;
+        if (BLO >= 5) a[q] = spad(b) + q * ((1 << BLO) + (1 << (BLO >= 5 ? BLO - 5 : 0)));
+        else if (BLO + G <= 5) a[q] = spad(b) + (q << BLO);
+        else a[q] = spad(b + (q << BLO));
+        r[q] = P::sget(s, TPAD, a[q]);
+    }
+    run_regs<P, G, KIND>(r);
+#pragma unroll
+    for (int q = 0; q < U; q++) P::sput(s, TPAD, a[q], r[q]);
+}
+
+/* ---- tiles: compile-time schedules --------------------------------------------------- */
+
+constexpr int TILE_THREADS = 512;   /* most threads per tile block */
+constexpr int GLOBAL_THREADS = 256; /* threads per block of a global group */
+constexpr int LT_MIN = 9;           /* smallest tile: 2^9 positions (any n <= 2^9: one tile) */
+constexpr int LT_MAX = 15;          /* largest tile */
+
+/* A tile of 2^LT positions of policy P: its slot count, threads per block, and the order of
+ * its groups. A visitor V gets v.template group<G, BLO, KIND>() for each group in order
+ * (the device visitor runs the calling thread's units and a barrier; the CPU simulation
+ * runs every thread's units). */
+template <class P, int LT> struct Tile {
+    static constexpr int T = 1 << LT;
+    static constexpr int TPAD = T + (T >> 5);
+    static constexpr int NTH0 = T >> P::LOGR;
+    static constexpr int NTH = NTH0 < 32 ? 32 : (NTH0 > TILE_THREADS ? TILE_THREADS : NTH0);
+
+    /* thread tid of nth: its units of one group */
+    template <int G, int BLO, int KIND>
+    __host__ __device__ __forceinline__ static void group(unsigned char *s, int tid, int nth)
+    {
+        for (int w = tid; w < (T >> G); w += nth) unit_tile<P, G, BLO, KIND, TPAD>(s, w);
+    }
+
+    /* bits [LO, HI) of one level, top down, as level_groups below; the first with the
+     * mirror step */
+#pragma nv_exec_check_disable
+    template <int HI, int LO, bool MIR, class V>
+    __host__ __device__ __forceinline__ static void level(V &v)
+    {
+        if constexpr (HI > LO) {
+            constexpr int REM = (HI - LO) % P::LOGR;
+            constexpr int G = REM ? REM : P::LOGR;
+            v.template group<G, HI - G, MIR ? (int)MIRROR : (int)PLAIN>();
+            level<HI - G, LO, false>(v);
+        }
+    }
+#pragma nv_exec_check_disable
+    template <int LK, class V> __host__ __device__ __forceinline__ static void levels_from(V &v)
+    {
+        if constexpr (LK <= LT) {
+            level<LK, 0, true>(v);
+            levels_from<LK + 1>(v);
+        }
+    }
+    /* the tile sort: levels 1 .. min(LOGR, LT) as one LEVELS group, then levels .. LT */
+#pragma nv_exec_check_disable
+    template <class V> __host__ __device__ __forceinline__ static void sort(V &v)
+    {
+        constexpr int G0 = LT < P::LOGR ? LT : P::LOGR;
+        v.template group<G0, 0, (int)LEVELS>();
+        levels_from<G0 + 1>(v);
+    }
+    /* the finish: bits LT-1 .. 0, plain */
+#pragma nv_exec_check_disable
+    template <class V> __host__ __device__ __forceinline__ static void finish(V &v)
+    {
+        level<LT, 0, false>(v);
+    }
+};
+
+/* ---- schedules of the host plan ------------------------------------------------------- */
+
+/* The groups of bits [lo, hi) of one level, top down: first the remainder of (hi - lo) /
+ * LOGR bits (if any), then LOGR bits each, so that the lower groups start at multiples of
+ * LOGR from lo (in a tile: bank-conflict-free slots when LOGR = 5); the first group has the
+ * mirror step when `mirror`: f(G, blo, kind). */
+#pragma nv_exec_check_disable
+template <class F>
+__host__ __device__ __forceinline__ void level_groups(int hi, int lo, bool mirror, int logr,
+                                                      F &&f)
+{
+    bool first = true;
+    while (hi > lo) {
+        const int rem = (hi - lo) % logr;
+        const int G = rem ? rem : logr;
+        f(G, hi - G, (first && mirror) ? (int)MIRROR : (int)PLAIN);
+        first = false;
+        hi -= G;
+    }
+}
+
+/* Smallest p with 2^p >= n (n >= 1). */
+__host__ __device__ __forceinline__ int lg_ceil(long long n)
+{
+    int p = 0;
+    while ((1ll << p) < n) p++;
+    return p;
+}
+
+/* The host's sequence of passes for n elements with tiles of 2^logT (LT_MIN <= logT <=
+ * LT_MAX):
+ *   op.tile(lt)                    the tile sort, tiles of 2^lt positions, lt = logT, or
+ *                                  LT_MIN .. logT just covering n when n is smaller;
+ *   per level lk = lt+1 .. lp2:    op.global(G, blo, kind) for the level's bits [lt, lk)
+ *                                  (level_groups), then op.finish(lt);
+ * stops at the first nonzero return. Nothing for n <= 1. */
+template <class Op> int plan(long long n, int logT, int logr, Op &op)
+{
+    if (n <= 1) return 0;
+    const int lp2 = lg_ceil(n);
+    int lt = lp2 < logT ? lp2 : logT;
+    if (lt < LT_MIN) lt = LT_MIN;
+    int rc = op.tile(lt);
+    if (rc) return rc;
+    for (int lk = lt + 1; lk <= lp2; lk++) {
+        level_groups(lk, lt, true, logr, [&](int G, int blo, int kind) {
+            if (!rc) rc = op.global(G, blo, kind);
+        });
+        if (rc) return rc;
+        rc = op.finish(lt);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ---- kernels -------------------------------------------------------------------------- */
+
+/* The device visitor: the calling thread's units of each group, then a barrier. */
+template <class P, int LT> struct DevVisitor {
+    unsigned char *s;
+    int tid;
+    template <int G, int BLO, int KIND> __device__ __forceinline__ void group()
+    {
+        Tile<P, LT>::template group<G, BLO, KIND>(s, tid, Tile<P, LT>::NTH);
+        __syncthreads();
+    }
+};
+
+/* The tile sort (FINISH false) or the finish (FINISH true) of tile blockIdx.x: positions
+ * [blockIdx.x * 2^LT, +2^LT) in dynamic shared memory (P::smem_bytes(Tile::TPAD) bytes),
+ * Tile::NTH threads; only positions < n are read and written. */
+template <class P, int LT, bool FINISH>
+__global__ void __launch_bounds__(Tile<P, LT>::NTH, (TILE_THREADS / Tile<P, LT>::NTH) * 2)
+k_tile(P pol, long long n)
+{
+    typedef Tile<P, LT> TL;
+    extern __shared__ __align__(16) unsigned char bn_smem[];
+    const int tid = (int)threadIdx.x;
+    const long long base = (long long)blockIdx.x << LT;
+    /* 2^LOGR loads in flight per thread before their shared-memory stores (a loop of
+     * load-then-store would wait for every load in turn) */
+    constexpr int U = 1 << P::LOGR;
+    constexpr int STEP = TL::NTH * U;
+#pragma unroll 1
+    for (int i0 = tid; i0 < TL::T; i0 += STEP) {
+        typename P::E v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int i = i0 + u * TL::NTH;
+            const long long g = base + i;
+            v[u] = (i < TL::T && g < n) ? pol.load(g) : P::pad();
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int i = i0 + u * TL::NTH;
+            if (i < TL::T) P::sput(bn_smem, TL::TPAD, spad(i), v[u]);
+        }
+    }
+    __syncthreads();
+    DevVisitor<P, LT> v{bn_smem, tid};
+    if (FINISH) TL::finish(v);
+    else TL::sort(v);
+#pragma unroll 4
+    for (int i = tid; i < TL::T; i += TL::NTH) {
+        const long long g = base + i;
+        if (g < n) pol.store(g, P::sget(bn_smem, TL::TPAD, spad(i)));
+    }
+}
+
+/* One global group: units [0, nunits) (grid-stride), G bits from blo. */
+template <class P, int G, int KIND>
+__global__ void __launch_bounds__(GLOBAL_THREADS, 2)
+k_global(P pol, long long n, long long nunits, int blo)
+{
+    const long long stride = (long long)gridDim.x * GLOBAL_THREADS;
+    for (long long w = (long long)blockIdx.x * GLOBAL_THREADS + threadIdx.x; w < nunits;
+         w += stride)
+        unit_global<P, G, KIND>(pol, n, w, blo);
+}
+
+/* ---- host side: the GPU executor of plan() -------------------------------------------- */
+
+/* Default shared-memory budget of a tile, bytes (tunable per call with the environment
+ * variable GPUPRIM_SORT_SMEM=<bytes>, for benchmarking; capped by the device's opt-in
+ * limit). */
+constexpr size_t TILE_SMEM_DEFAULT = 96 * 1024;
+
+/* log2 of the tile: the largest T = 2^logT (LT_MIN <= logT <= LT_MAX) whose padded tile
+ * fits the budget. */
+template <class P> int tile_log2(const gpc_devinfo *d)
+{
+    size_t budget = TILE_SMEM_DEFAULT;
+    const char *env = getenv("GPUPRIM_SORT_SMEM");
+    if (env && *env) {
+        const long long v = atoll(env);
+        if (v > 0) budget = (size_t)v;
+    }
+    const size_t cap = d->smem_per_block_optin > d->smem_per_block ? d->smem_per_block_optin
+                                                                   : d->smem_per_block;
+    if (budget > cap) budget = cap;
+    int lt = LT_MIN;
+    while (lt < LT_MAX && P::smem_bytes(tile_slots(lt + 1)) <= budget) lt++;
+    return lt;
+}
+
+/* Raises kernel fn's dynamic shared-memory limit to `smem` bytes when that is above the
+ * default 48 KiB (once per kernel, device and size: every k_tile instantiation has its own
+ * static state). */
+template <class P, int LT, bool FINISH> int allow_smem(size_t smem, int device)
+{
+    static int done_dev = -1;
+    static size_t done_bytes = 0;
+    if (smem <= 48 * 1024) return GP_OK;
+    if (done_dev == device && done_bytes >= smem) return GP_OK;
+    CUDA_CHECK(cudaFuncSetAttribute(k_tile<P, LT, FINISH>,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    done_dev = device;
+    done_bytes = smem;
+    return GP_OK;
+}
+
+template <class P> struct GpuOp {
+    P pol;
+    long long n;
+    const gpc_devinfo *d;
+
+    template <int LT, bool FINISH> int tiles_lt()
+    {
+        typedef Tile<P, LT> TL;
+        const long long ntiles = (n + TL::T - 1) >> LT;
+        if (ntiles > (long long)d->max_grid_x) {
+            gpc_set_error("bitonic sort: n = %lld needs %lld tiles, more than the grid limit %d",
+                          n, ntiles, d->max_grid_x);
+            return GP_EINVAL;
+        }
+        const size_t smem = P::smem_bytes(TL::TPAD);
+        int rc = allow_smem<P, LT, FINISH>(smem, d->device);
+        if (rc) return rc;
+        k_tile<P, LT, FINISH><<<(unsigned)ntiles, TL::NTH, smem>>>(pol, n);
+        CUDA_CHECK_LAUNCH(FINISH ? "bitonic k_tile (finish)" : "bitonic k_tile (sort)");
+        return GP_OK;
+    }
+    template <bool FINISH> int tiles(int lt)
+    {
+        switch (lt) {
+        case 9: return tiles_lt<9, FINISH>();
+        case 10: return tiles_lt<10, FINISH>();
+        case 11: return tiles_lt<11, FINISH>();
+        case 12: return tiles_lt<12, FINISH>();
+        case 13: return tiles_lt<13, FINISH>();
+        case 14: return tiles_lt<14, FINISH>();
+        case 15: return tiles_lt<15, FINISH>();
+        default:
+            gpc_set_error("bitonic sort: tile 2^%d outside 2^%d .. 2^%d", lt, LT_MIN, LT_MAX);
+            return GP_EINVAL;
+        }
+    }
+    int tile(int lt) { return tiles<false>(lt); }
+    int finish(int lt) { return tiles<true>(lt); }
+
+    template <int G> int global_g(int blo, int kind)
+    {
+        const long long units = units_below(n, G, blo);
+        /* one full wave of resident blocks (grid-stride beyond that) */
+        int per_sm = 0;
+        if (kind == MIRROR)
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, k_global<P, G, MIRROR>, GLOBAL_THREADS, 0));
+        else
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &per_sm, k_global<P, G, PLAIN>, GLOBAL_THREADS, 0));
+        if (per_sm < 1) per_sm = 1;
+        long long cap = (long long)d->sm_count * per_sm;
+        long long blocks = (units + GLOBAL_THREADS - 1) / GLOBAL_THREADS;
+        if (blocks > cap) blocks = cap;
+        if (blocks < 1) blocks = 1;
+        if (kind == MIRROR)
+            k_global<P, G, MIRROR><<<(unsigned)blocks, GLOBAL_THREADS>>>(pol, n, units, blo);
+        else
+            k_global<P, G, PLAIN><<<(unsigned)blocks, GLOBAL_THREADS>>>(pol, n, units, blo);
+        CUDA_CHECK_LAUNCH("bitonic k_global");
+        return GP_OK;
+    }
+    int global(int G, int blo, int kind)
+    {
+        switch (G) {
+        case 1: return global_g<1>(blo, kind);
+        case 2: return global_g<2>(blo, kind);
+        case 3: return global_g<(P::LOGR >= 3 ? 3 : 1)>(blo, kind);
+        case 4: return global_g<(P::LOGR >= 4 ? 4 : 1)>(blo, kind);
+        default: return global_g<(P::LOGR >= 5 ? 5 : 1)>(blo, kind);
+        }
+    }
+};
+
+/* Sorts the n elements of `pol` (device memory) in place by the policy's order with the
+ * plan above; returns after the device work has finished. GP_OK, GP_EINVAL (n needs more
+ * tiles than the grid allows) or GP_EDEVICE, with the backend's error set. */
+template <class P> int sort(const P &pol, long long n)
+{
+    if (n <= 1) return GP_OK;
+    const gpc_devinfo *d = NULL;
+    int rc = gpc_devinfo_get(&d);
+    if (rc) return rc;
+    GpuOp<P> op{pol, n, d};
+    rc = plan(n, tile_log2<P>(d), P::LOGR, op);
+    if (rc) return rc;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return GP_OK;
+}
+
+} // namespace bn
+
+#endif /* GP_CUDA_BITONIC_CUH */
