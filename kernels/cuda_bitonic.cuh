@@ -55,6 +55,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <type_traits>
+
 #include "cuda_internal.cuh"
 
 namespace bn {
@@ -395,6 +397,20 @@ template <class Op> int plan(long long n, int logT, int logr, Op &op)
     return 0;
 }
 
+/* f(std::integral_constant<int, G>()) for a runtime group width G (1 .. P::LOGR; widths
+ * above LOGR never occur and are not instantiated): the one place where a runtime G
+ * becomes a template argument (the GPU executor's and the CPU simulation's launches). */
+template <class P, class F> auto with_g(int G, F &&f)
+{
+    switch (G) {
+    case 1: return f(std::integral_constant<int, 1>());
+    case 2: return f(std::integral_constant<int, 2>());
+    case 3: return f(std::integral_constant<int, (P::LOGR >= 3 ? 3 : 1)>());
+    case 4: return f(std::integral_constant<int, (P::LOGR >= 4 ? 4 : 1)>());
+    default: return f(std::integral_constant<int, (P::LOGR >= 5 ? 5 : 1)>());
+    }
+}
+
 /* ---- kernels -------------------------------------------------------------------------- */
 
 /* The device visitor: the calling thread's units of each group, then a barrier. */
@@ -565,13 +581,7 @@ template <class P> struct GpuOp {
     }
     int global(int G, int blo, int kind)
     {
-        switch (G) {
-        case 1: return global_g<1>(blo, kind);
-        case 2: return global_g<2>(blo, kind);
-        case 3: return global_g<(P::LOGR >= 3 ? 3 : 1)>(blo, kind);
-        case 4: return global_g<(P::LOGR >= 4 ? 4 : 1)>(blo, kind);
-        default: return global_g<(P::LOGR >= 5 ? 5 : 1)>(blo, kind);
-        }
+        return with_g<P>(G, [&](auto g) { return this->template global_g<decltype(g)::value>(blo, kind); });
     }
 };
 

@@ -99,13 +99,7 @@ template <class P> struct SimOp {
     }
     int global(int G, int blo, int kind)
     {
-        switch (G) {
-        case 1: return global_g<1>(blo, kind);
-        case 2: return global_g<2>(blo, kind);
-        case 3: return global_g<(P::LOGR >= 3 ? 3 : 1)>(blo, kind);
-        case 4: return global_g<(P::LOGR >= 4 ? 4 : 1)>(blo, kind);
-        default: return global_g<(P::LOGR >= 5 ? 5 : 1)>(blo, kind);
-        }
+        return bn::with_g<P>(G, [&](auto g) { return this->template global_g<decltype(g)::value>(blo, kind); });
     }
 };
 
