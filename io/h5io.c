@@ -164,6 +164,120 @@ static int abs_path(const char *p, char *out, size_t outlen)
     return (k < 0 || (size_t)k >= outlen) ? -1 : 0;
 }
 
+/* A short name of a type for messages: "float64", "uint8", else its class ("compound"). */
+static void type_short(hid_t t, char *buf, size_t len)
+{
+    H5T_class_t c = H5Tget_class(t);
+    size_t size = H5Tget_size(t);
+    H5T_sign_t sg = c == H5T_INTEGER ? H5Tget_sign(t) : H5T_SGN_ERROR;
+    if (c == H5T_INTEGER && size > 0 && sg != H5T_SGN_ERROR) {
+        snprintf(buf, len, "%sint%zu", sg == H5T_SGN_NONE ? "u" : "", size * 8);
+    } else if (c == H5T_FLOAT && size > 0) {
+        snprintf(buf, len, "float%zu", size * 8);
+    } else {
+        snprintf(buf, len, "%s", class_name(c)); /* H5T_NO_CLASS (an error): "unknown" */
+    }
+}
+
+/* Appends the names of the first members of a compound or enum type to buf ("x, y, ...").
+ * Returns -1 when HDF5 cannot list them. */
+static int member_names(hid_t t, char *buf, size_t len)
+{
+    int n = H5Tget_nmembers(t);
+    size_t at = strlen(buf);
+    if (n < 0) return -1;
+    for (int i = 0; i < n && at + 8 < len; i++) {
+        if (i == 4) {
+            snprintf(buf + at, len - at, ", ... (%d in all)", n);
+            return 0;
+        }
+        char *name = H5Tget_member_name(t, (unsigned)i);
+        if (!name) return -1;
+        int k = snprintf(buf + at, len - at, "%s%.24s%s", i ? ", " : "", name,
+                         strlen(name) > 24 ? "..." : "");
+        if (H5free_memory(name) < 0) return -1;
+        if (k < 0) return -1;
+        at += (size_t)k < len - at ? (size_t)k : len - at - 1;
+    }
+    return 0;
+}
+
+/* One short phrase that tells a non-numeric type apart within its class, for the error
+ * message ("" when the class says enough or HDF5 cannot inspect the type): "fields x, y",
+ * "variable-length", "sequences of float64", "object references", "float64[3] per
+ * element", ... */
+static void describe_other(hid_t t, H5T_class_t cls, char *buf, size_t len)
+{
+    char base[32] = "";
+    hid_t super = H5I_INVALID_HID;
+    int ok = 1;
+    buf[0] = '\0';
+    switch (cls) {
+    case H5T_STRING: {
+        htri_t v = H5Tis_variable_str(t);
+        if (v > 0) snprintf(buf, len, "variable-length");
+        ok = v >= 0;
+        break;
+    }
+    case H5T_VLEN:
+        super = H5Tget_super(t);
+        ok = super >= 0;
+        if (ok) {
+            type_short(super, base, sizeof base);
+            snprintf(buf, len, "sequences of %s", base);
+        }
+        break;
+    case H5T_COMPOUND:
+        snprintf(buf, len, "fields ");
+        ok = member_names(t, buf, len) == 0;
+        break;
+    case H5T_ENUM:
+        snprintf(buf, len, "members ");
+        ok = member_names(t, buf, len) == 0;
+        break;
+    case H5T_REFERENCE: {
+        htri_t obj = H5Tequal(t, H5T_STD_REF_OBJ), reg = H5Tequal(t, H5T_STD_REF_DSETREG);
+        ok = obj >= 0 && reg >= 0;
+        snprintf(buf, len, "%s", obj > 0 ? "object references" : reg > 0 ? "region references"
+                                                                           : "references");
+        break;
+    }
+    case H5T_OPAQUE: {
+        char *tag = H5Tget_tag(t);
+        size_t size = H5Tget_size(t);
+        if (tag && tag[0])
+            snprintf(buf, len, "%zu bytes each, tag '%.32s'", size, tag);
+        else
+            snprintf(buf, len, "%zu bytes each", size);
+        if (tag && H5free_memory(tag) < 0) ok = 0;
+        break;
+    }
+    case H5T_ARRAY: {
+        hsize_t adims[GP_H5_MAXDIMS];
+        int nd = H5Tget_array_ndims(t);
+        super = H5Tget_super(t);
+        ok = nd >= 1 && nd <= GP_H5_MAXDIMS && super >= 0 && H5Tget_array_dims2(t, adims) >= 0;
+        if (ok) {
+            size_t at;
+            type_short(super, base, sizeof base);
+            at = (size_t)snprintf(buf, len, "%s[", base);
+            for (int i = 0; i < nd && at < len; i++)
+                at += (size_t)snprintf(buf + at, len - at, "%s%llu", i ? "x" : "",
+                                       (unsigned long long)adims[i]);
+            if (at < len) snprintf(buf + at, len - at, "] per element");
+        }
+        break;
+    }
+    case H5T_BITFIELD:
+        snprintf(buf, len, "%zu bytes each", H5Tget_size(t));
+        break;
+    default:
+        break;
+    }
+    if (super >= 0 && H5Tclose(super) < 0) ok = 0;
+    if (!ok) buf[0] = '\0'; /* the class name alone still says what is wrong */
+}
+
 /* Maps a stored numeric type to the element type it is read as, and describes it. */
 static int map_type(hid_t type, gp_dtype *dt, char *desc, size_t desclen, char *why,
                     size_t whylen)
@@ -200,8 +314,10 @@ static int map_type(hid_t type, gp_dtype *dt, char *desc, size_t desclen, char *
             snprintf(desc, desclen, "float%u %s", b * 8, order_name(order));
         return 0;
     }
-    snprintf(why, whylen, "unsupported element class %s (need integer or float)",
-             class_name(cls));
+    char detail[160];
+    describe_other(type, cls, detail, sizeof detail);
+    snprintf(why, whylen, "unsupported element class %s (%s%sneed integer or float)",
+             class_name(cls), detail, detail[0] ? "; " : "");
     return -1;
 }
 
@@ -223,6 +339,45 @@ static void ds_close(dsinfo *d)
     d->type = d->did = H5I_INVALID_HID;
 }
 
+/* After opening `path` (absolute) failed: finds the first soft or external link on the way
+ * (a group above it or the path itself) whose target does not resolve, and if there is one
+ * records "link target missing" in e and returns 1; else 0 (the caller says why). Follows
+ * the same links as the failed open, in the same order on every rank, so an external file
+ * it opens with the parent's MPI-IO access is opened collectively. */
+static int dangling_link(hid_t fid, const char *file, const char *path, gp_err *e)
+{
+    char pre[GP_H5_PATHLEN];
+    size_t len = strlen(path);
+    if (len >= sizeof pre) return 0;
+    for (size_t i = 1; i <= len; i++) {
+        if ((i < len && path[i] != '/') || path[i - 1] == '/') continue;
+        memcpy(pre, path, i);
+        pre[i] = '\0';
+        H5L_info_t li;
+        htri_t have = H5Lexists(fid, pre, H5P_DEFAULT);
+        if (have <= 0 || H5Lget_info(fid, pre, &li, H5P_DEFAULT) < 0) return 0;
+        if (li.type != H5L_TYPE_SOFT && li.type != H5L_TYPE_EXTERNAL) continue;
+        if (H5Oexists_by_name(fid, pre, H5P_DEFAULT) > 0) continue;
+        /* dangling (0; for an external link also a file that is missing or not HDF5) or
+         * not to be inspected (< 0): name the target */
+        char target[GP_H5_PATHLEN + 64] = "?";
+        char *val = li.u.val_size > 0 ? malloc(li.u.val_size) : NULL;
+        if (val && H5Lget_val(fid, pre, val, li.u.val_size, H5P_DEFAULT) >= 0) {
+            const char *ef = NULL, *eo = NULL;
+            if (li.type == H5L_TYPE_SOFT)
+                snprintf(target, sizeof target, "%.*s", (int)li.u.val_size, val);
+            else if (H5Lunpack_elink_val(val, li.u.val_size, NULL, &ef, &eo) >= 0 && ef && eo)
+                snprintf(target, sizeof target, "%.512s:%.512s", ef, eo);
+        }
+        free(val);
+        fail(e, GP_IO_EDATASET, "%s: %s: link target missing (%s link %s%s-> %s)", file, path,
+             li.type == H5L_TYPE_SOFT ? "soft" : "external", i < len ? pre : "",
+             i < len ? " " : "", target);
+        return 1;
+    }
+    return 0;
+}
+
 /* Opens dataset `path` (absolute) of fid and checks that it is a numeric array. Local. */
 static void ds_open(hid_t fid, const char *file, const char *path, dsinfo *d, gp_err *e)
 {
@@ -234,6 +389,7 @@ static void ds_open(hid_t fid, const char *file, const char *path, dsinfo *d, gp
     hid_t obj = H5Oopen(fid, path, H5P_DEFAULT);
     if (obj < 0) {
         h5why w = h5_reason();
+        if (dangling_link(fid, file, path, e)) return;
         if (w.notfound)
             fail(e, GP_IO_EDATASET, "%s: %s: no such dataset", file, path);
         else
@@ -615,6 +771,25 @@ static H5T_conv_ret_t range_cb(H5T_conv_except_t ex, hid_t src, hid_t dst, void 
     return H5T_CONV_UNHANDLED;
 }
 
+/* 1 when filtered chunked dataset did has chunks never written. H5Dget_space_status
+ * compares bytes stored with the full size, so it says "allocated" for a compressed dataset
+ * whose written chunks happen to take that many bytes (small chunks grow under deflate).
+ * Else 0 (also for unfiltered chunks, where the byte count is exact). */
+static int chunks_missing(hid_t did, hid_t fspace)
+{
+    hid_t dcpl = H5Dget_create_plist(did);
+    hsize_t dims[GP_H5_MAXDIMS], chunk[GP_H5_MAXDIMS], have = 0, want = 1;
+    int nd = fspace >= 0 ? H5Sget_simple_extent_ndims(fspace) : -1, missing = 0;
+    if (dcpl >= 0 && nd >= 1 && nd <= GP_H5_MAXDIMS && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+        H5Pget_nfilters(dcpl) > 0 && H5Pget_chunk(dcpl, nd, chunk) == nd && H5Sget_simple_extent_dims(fspace, dims, NULL) == nd &&
+        H5Dget_num_chunks(did, fspace, &have) >= 0) {
+        for (int i = 0; i < nd; i++) want *= chunk[i] ? (dims[i] + chunk[i] - 1) / chunk[i] : 0;
+        missing = have < want;
+    }
+    if (dcpl >= 0 && H5Pclose(dcpl) < 0) { /* nothing more to do */ }
+    return missing;
+}
+
 /* Collective transfer of the flattened elements [off, off+cnt) of dataset did (nd dims)
  * to or from buf (memory type memtype, esz bytes each), in pieces of <= GP_H5_PIECE_BYTES
  * with the same number of H5Dread/H5Dwrite calls on every rank. */
@@ -641,8 +816,16 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
      * overlap (open-mpi/ompi#10546 family): then keep the collective call but let each
      * rank do independent MPI-IO underneath. Disjoint shards stay fully collective. */
     int indep = !writing && ranges_overlap(comm, off, cnt, file, e), out_of_range = 0;
+    /* HDF5 1.10.8's collective read of a dataset whose storage is not all allocated (a
+     * sparse file: chunks never written read as the fill value) fails in MPI_File_set_view
+     * with MPI_ERR_TYPE, also with H5FD_MPIO_INDIVIDUAL_IO underneath; an independent
+     * transfer reads it. The space status is file metadata, the same on every rank. */
+    H5D_space_status_t alloc = H5D_SPACE_STATUS_ALLOCATED;
+    const int sparse = !writing && H5Dget_space_status(did, &alloc) >= 0 &&
+                       (alloc != H5D_SPACE_STATUS_ALLOCATED || chunks_missing(did, fspace));
     dxpl = H5Pcreate(H5P_DATASET_XFER);
-    if (dxpl < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
+    if (dxpl < 0 ||
+        H5Pset_dxpl_mpio(dxpl, sparse ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE) < 0 ||
         (indep && H5Pset_dxpl_mpio_collective_opt(dxpl, H5FD_MPIO_INDIVIDUAL_IO) < 0) ||
         (writing && H5Pset_type_conv_cb(dxpl, range_cb, &out_of_range) < 0))
         fail(e, code, "%s: %s: cannot set up the collective transfer (%s)", file, dname,

@@ -22,7 +22,8 @@
 
 /* error codes (also used as the program's exit codes, see src/cli.h) */
 #define GP_IO_EOPEN 3     /* file missing, unreadable, or not an HDF5 file */
-#define GP_IO_EDATASET 4  /* dataset missing, ambiguous, or of an unsupported class/shape */
+#define GP_IO_EDATASET 4  /* dataset missing, ambiguous, behind a dangling link, or of an
+                             unsupported class/shape */
 #define GP_IO_EREAD 5     /* the read itself failed (corrupt data, missing filter, ...) */
 #define GP_IO_EWRITE 6    /* the output could not be written (or exists, see force) */
 
@@ -49,14 +50,21 @@ void gp_shard_range(int64_t n, int P, int r, int64_t *off, int64_t *cnt);
 
 /* Opens `file` read-only with the MPI-IO driver and the dataset `dataset` (an absolute or
  * relative path; NULL picks the one numeric dataset in the file, else fails listing the
- * candidates). Fills *in. Returns 0 or GP_IO_EOPEN / GP_IO_EDATASET with msg set. */
+ * candidates). Soft and external links on the path are followed; one whose target is
+ * missing fails with "link target missing". The dataset must be of integer or float class
+ * (the message names any other class with a detail: string, variable-length, compound
+ * fields, enum members, reference kind, opaque, array) and have a simple dataspace (not
+ * scalar, not null); 0 elements is valid. An extendible dataset is read at its current
+ * extent. Fills *in. Returns 0 or GP_IO_EOPEN / GP_IO_EDATASET with msg set. */
 int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input *in,
                char *msg, size_t msglen);
 
 /* Reads the flattened elements [off, off+cnt) of dataset `dataset` of the open file (NULL:
  * in->dataset) converted to element type `as` into buf (cnt * gp_dtype_size(as) bytes),
- * with a collective transfer. A dataset other than in->dataset (the --x coordinates) must
- * be numeric with exactly in->n elements. Returns 0 or GP_IO_EDATASET / GP_IO_EREAD. */
+ * with a collective transfer (independent MPI-IO underneath when the ranks' ranges overlap
+ * or some chunks of the dataset were never written; those read as the fill value). A
+ * dataset other than in->dataset (the --x coordinates) must be numeric with exactly in->n
+ * elements. Returns 0 or GP_IO_EDATASET / GP_IO_EREAD. */
 int gp_h5_read(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
                int64_t off, int64_t cnt, void *buf, char *msg, size_t msglen);
 

@@ -3,6 +3,7 @@
 
 usage: /usr/bin/python3 tests/h5_fixtures.py OUTDIR
        /usr/bin/python3 tests/h5_fixtures.py --verify FILE DATASET REF GPDTYPE STORED
+       /usr/bin/python3 tests/h5_fixtures.py --badinput OUTDIR
 
 The first form writes the fixtures into OUTDIR and prints the path of every .h5 file it
 wrote, one per line. Next to a fixture NAME.h5 it writes
@@ -11,6 +12,9 @@ wrote, one per line. Next to a fixture NAME.h5 it writes
   NAME.meta  one line "DATASET DTYPE N", e.g. "/data f64 100003".
 misc_errors.h5 is for error tests only and has no .ref/.meta. The RNG seed comes from the
 environment variable GPUPRIM_TEST_SEED (default 12345).
+
+The --badinput form writes the inputs of tests/e2e_badinput.py (see write_badinput) and
+prints their paths.
 
 The second form checks with h5py that DATASET of FILE is 1-D, stored as numpy dtype STORED
 (e.g. "<i2", ">i4", "<f8") and equal, converted to GPDTYPE, to the bytes of REF; exit 0 if so.
@@ -60,8 +64,9 @@ def specials_f64(rng, n):
     return x
 
 
-def write_all(outdir, seed):
-    rng = np.random.default_rng(seed)
+def h5_namer(outdir):
+    """Creates OUTDIR (if needed); returns (written, path): path(NAME) gives OUTDIR/NAME.h5 and
+    appends it to the list written, which the writers return."""
     os.makedirs(outdir, exist_ok=True)
     written = []
 
@@ -69,6 +74,13 @@ def write_all(outdir, seed):
         p = os.path.join(outdir, name + ".h5")
         written.append(p)
         return p
+
+    return written, path
+
+
+def write_all(outdir, seed):
+    rng = np.random.default_rng(seed)
+    written, path = h5_namer(outdir)
 
     # chunked + gzip (+ shuffle) float64 with NaN, +-inf, -0.0
     x = specials_f64(rng, 100003)
@@ -166,6 +178,107 @@ def write_all(outdir, seed):
     return written
 
 
+def write_badinput(outdir):
+    """Writes the bad (and the unusual but valid) inputs of tests/e2e_badinput.py into
+    OUTDIR; returns the paths of the files written.
+
+    badinput.h5 holds, one dataset each: every non-numeric class (fixed and variable-length
+    string, vlen of float64, compound, enum, object and region reference, opaque, array of
+    float64), a scalar and a null (H5S_NULL) dataspace, empty 1-D and 2-D float64 datasets,
+    dangling soft and external links (to a missing file, to a missing object, through a
+    dangling soft link to a group), a soft link and external links that resolve (to
+    badinput_ext.h5, named relatively), unlimited chunked 1-D and 2-D datasets written
+    past their first extent (the 2-D one with chunks never written), chunked datasets with
+    unwritten chunks and a fill value (plain and gzip), and a group. The other files: badinput_none.h5 (no numeric
+    dataset), badinput_several.h5 (three numeric ones, one in a group), badinput_trunc.h5
+    (cut in half), badinput_corrupt.h5 (garbage inside one gzip chunk), badinput_lzf.h5 (a
+    filter the C library lacks) and badinput_text.h5 (not HDF5).
+    """
+    written, path = h5_namer(outdir)
+
+    with h5py.File(path("badinput_ext"), "w") as f:
+        f.create_dataset("data", data=np.arange(7, dtype="<i4") * 3 - 5)
+        f.create_dataset("g/more", data=np.linspace(-1.0, 1.0, 11, dtype="<f4"))
+
+    with h5py.File(path("badinput"), "w") as f:
+        f.create_dataset("str_fixed", data=np.array([b"alpha", b"beta"], dtype="S8"))
+        f.create_dataset("str_vlen", data=["alpha", "beta"], dtype=h5py.string_dtype())
+        v = f.create_dataset("vlen_num", (3,), dtype=h5py.vlen_dtype(np.float64))
+        v[0] = np.arange(3.0)
+        v[2] = np.arange(1.0)
+        f.create_dataset("compound", data=np.zeros(4, dtype=[("x", "<f8"), ("y", "<i4")]))
+        f.create_dataset("enum", data=np.array([0, 1, 1], dtype="u1"),
+                         dtype=h5py.enum_dtype({"OFF": 0, "ON": 1}, basetype="u1"))
+        f.create_dataset("target", data=np.array([3.5, -1.0, 8.25, 0.0, 2.0]))
+        r = f.create_dataset("objref", (2,), dtype=h5py.ref_dtype)
+        r[0] = f["target"].ref
+        r = f.create_dataset("regref", (2,), dtype=h5py.regionref_dtype)
+        r[0] = f["target"].regionref[1:3]
+        f.create_dataset("opaque", data=np.array([b"\x01\x02", b"\x03\x04"], dtype="V2"))
+        f.create_dataset("array", (4,), dtype=np.dtype(("<f8", (3,))))
+        f.create_dataset("scalar", data=np.float64(3.5))
+        f.create_dataset("null", data=h5py.Empty("<f8"))
+        f.create_dataset("empty", data=np.zeros(0, dtype="<f8"))
+        f.create_dataset("empty2d", data=np.zeros((0, 4), dtype="<i2"))
+        f["dangling_soft"] = h5py.SoftLink("/nowhere/data")
+        f["dangling_ext_file"] = h5py.ExternalLink("badinput_missing.h5", "/data")
+        f["dangling_ext_obj"] = h5py.ExternalLink("badinput_ext.h5", "/nope")
+        f["dangling_grp"] = h5py.SoftLink("/nowhere")
+        f["soft_ok"] = h5py.SoftLink("/target")
+        f["ext_ok"] = h5py.ExternalLink("badinput_ext.h5", "/data")
+        f["ext_grp"] = h5py.ExternalLink("badinput_ext.h5", "/g")
+        u = f.create_dataset("unlim", shape=(10,), maxshape=(None,), chunks=(4,), dtype="<f8")
+        u[:] = np.arange(10.0) * 1.5
+        u.resize((13,))
+        u[10:] = [100.0, -101.0, 102.0]
+        u = f.create_dataset("unlim2d", shape=(2, 3), maxshape=(None, None), chunks=(2, 2),
+                             dtype="<i8")
+        u[:] = [[1, 2, 3], [4, 5, 6]]
+        u.resize((3, 5))
+        u[2, :] = [-7, 8, -9, 10, -11]  # chunks of rows 0-1, columns 3-4 never written
+        u = f.create_dataset("sparse", shape=(40,), chunks=(4,), dtype="<f4", fillvalue=7.5)
+        u[4:8] = [1, 2, 3, 4]
+        u[30:33] = [-5, 6, -7]
+        u = f.create_dataset("sparse_gzip", shape=(5000,), chunks=(256,), dtype="<i2",
+                             compression="gzip", fillvalue=-3)
+        u[1000:2000] = np.arange(1000, dtype="<i2") - 500
+        f.create_group("grp")
+
+    with h5py.File(path("badinput_none"), "w") as f:
+        f.create_dataset("names", data=np.array([b"a", b"b"], dtype="S4"))
+        f.create_dataset("pairs", data=np.zeros(3, dtype=[("x", "<f8"), ("y", "<f8")]))
+
+    with h5py.File(path("badinput_several"), "w") as f:
+        f.create_dataset("a", data=np.arange(5.0))
+        f.create_dataset("g/b", data=np.arange(3, dtype="<i4"))
+        f.create_dataset("c", data=np.arange(4, dtype="<u2"))
+        f.create_dataset("label", data=np.array([b"x"], dtype="S2"))
+
+    x = np.arange(100000, dtype="<f8")
+    p = path("badinput_trunc")
+    with h5py.File(p, "w") as f:
+        f.create_dataset("data", data=x)
+    with open(p, "r+b") as fh:
+        fh.truncate(os.path.getsize(p) // 2)
+
+    p = path("badinput_corrupt")
+    with h5py.File(p, "w") as f:
+        f.create_dataset("data", data=x, chunks=(10000,), compression="gzip")
+    with h5py.File(p, "r") as f:
+        info = f["data"].id.get_chunk_info(3)
+    with open(p, "r+b") as fh:
+        fh.seek(info.byte_offset + 2)
+        fh.write(b"\xff" * 64)
+
+    with h5py.File(path("badinput_lzf"), "w") as f:
+        f.create_dataset("data", data=np.arange(1000, dtype="<f4"), chunks=(100,),
+                         compression="lzf")
+
+    with open(path("badinput_text"), "w") as fh:
+        fh.write("this is not HDF5\n")
+    return written
+
+
 def verify(file, dataset, ref, gpdtype, stored):
     with h5py.File(file, "r") as f:
         ds = f[dataset]
@@ -190,6 +303,10 @@ def verify(file, dataset, ref, gpdtype, stored):
 def main(argv):
     if len(argv) == 7 and argv[1] == "--verify":
         return verify(*argv[2:])
+    if len(argv) == 3 and argv[1] == "--badinput":
+        for p in write_badinput(argv[2]):
+            print(p)
+        return 0
     if len(argv) != 2 or argv[1].startswith("-"):
         sys.stderr.write(__doc__)
         return 2

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""Bad input end to end: gpuprim_mpi on h5py-written files it must refuse, or read although
+they are unusual (issue #5).
+
+usage: e2e_badinput.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR [--nps 1,3]
+                       [--backend cpu|cuda] [--limit SECONDS]
+
+The inputs come from tests/h5_fixtures.py (write_badinput). For every bad input and every
+rank count P of --nps it runs
+    mpirun -np P gpuprim_mpi FILE --dataset D --out OUT --json R --quiet --backend B
+and checks: the exit code (2 options, 3 open, 4 dataset, 5 read); stderr has exactly one
+"gpuprim_mpi: error: " line, naming the file, the dataset and the reason, and no other line
+mentions an error (no HDF5 error stack); neither OUT nor R nor a temporary file is left; the
+job ends within --limit seconds (a rank that does not leave is a failure, and the job is
+killed). The inputs that must be read (a soft link and external links that resolve,
+unlimited chunked datasets, chunks never written, empty datasets) are checked against h5py + numpy: count, sum,
+min, max and the sorted --out file. Exit 0 when everything passes.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import h5_fixtures  # noqa: E402  (the independent writer of the inputs)
+from e2e_common import arg_parser, check, run_mpi, summary  # noqa: E402
+
+
+def run(args, P, cmd):
+    """Runs cmd under mpirun with P ranks; returns (rc, stdout, stderr, seconds); rc None
+    when it ran past --limit (run_mpi then kills mpirun and every rank)."""
+    t0 = time.time()
+    try:
+        p = run_mpi(args, P, cmd, timeout=args.limit)
+    except subprocess.TimeoutExpired:
+        return None, "", "", time.time() - t0
+    return p.returncode, p.stdout, p.stderr, p.seconds
+
+
+def leftovers(outdir):
+    return sorted(os.listdir(outdir))
+
+
+# ---- the cases ----------------------------------------------------------------------------
+# (name, file, options, exit code, strings the one error line must hold)
+# The file name is always required too; dataset errors name the dataset's path.
+
+def bad_cases(fx):
+    B = os.path.join(fx, "badinput.h5")
+    need = "need integer or float"
+    cases = [
+        # non-numeric classes
+        ("string fixed", B, ["--dataset", "str_fixed"], 4,
+         ["/str_fixed", "unsupported element class string", need]),
+        ("string vlen", B, ["--dataset", "str_vlen"], 4,
+         ["/str_vlen", "class string (variable-length", need]),
+        ("vlen numeric", B, ["--dataset", "vlen_num"], 4,
+         ["/vlen_num", "class variable-length (sequences of float64", need]),
+        ("compound", B, ["--dataset", "compound"], 4,
+         ["/compound", "class compound (fields x, y", need]),
+        ("enum", B, ["--dataset", "enum"], 4, ["/enum", "class enum (members OFF, ON", need]),
+        ("object reference", B, ["--dataset", "objref"], 4,
+         ["/objref", "class reference (object references", need]),
+        ("region reference", B, ["--dataset", "regref"], 4,
+         ["/regref", "class reference (region references", need]),
+        ("opaque", B, ["--dataset", "opaque"], 4, ["/opaque", "class opaque (2 bytes each", need]),
+        ("array", B, ["--dataset", "array"], 4,
+         ["/array", "class array (float64[3] per element", need]),
+        # dataspaces
+        ("scalar dataspace", B, ["--dataset", "scalar"], 4, ["/scalar", "scalar dataspace"]),
+        ("null dataspace", B, ["--dataset", "null"], 4, ["/null", "null dataspace"]),
+        # links whose target is missing
+        ("dangling soft link", B, ["--dataset", "dangling_soft"], 4,
+         ["/dangling_soft", "link target missing", "soft link -> /nowhere/data"]),
+        ("dangling external link (file)", B, ["--dataset", "dangling_ext_file"], 4,
+         ["/dangling_ext_file", "link target missing", "badinput_missing.h5:/data"]),
+        ("dangling external link (object)", B, ["--dataset", "dangling_ext_obj"], 4,
+         ["/dangling_ext_obj", "link target missing", "badinput_ext.h5:/nope"]),
+        ("dangling soft link to a group", B, ["--dataset", "dangling_grp/x"], 4,
+         ["/dangling_grp/x", "link target missing", "soft link /dangling_grp -> /nowhere"]),
+        ("missing dataset behind an external link", B, ["--dataset", "ext_grp/nope"], 4,
+         ["/ext_grp/nope", "no such dataset"]),
+        # the same checks for --x and --payload
+        ("--x of class compound", B, ["--dataset", "target", "--x", "compound"], 4,
+         ["/compound", "class compound"]),
+        ("--x through a dangling soft link", B, ["--dataset", "target", "--x", "dangling_soft"],
+         4, ["/dangling_soft", "link target missing"]),
+        ("--payload of class enum", B, ["--dataset", "target", "--payload", "enum"], 4,
+         ["/enum", "class enum"]),
+        ("--payload through a dangling external link", B,
+         ["--dataset", "target", "--payload", "dangling_ext_obj"], 4,
+         ["/dangling_ext_obj", "link target missing"]),
+        # the default dataset
+        ("no numeric dataset", os.path.join(fx, "badinput_none.h5"), [], 4,
+         ["no numeric dataset in the file"]),
+        ("several numeric datasets", os.path.join(fx, "badinput_several.h5"), [], 4,
+         ["3 numeric datasets, choose one with --dataset", "/a", "/c", "/g/b"]),
+        ("several numeric datasets and bad candidates", B, [], 4,
+         ["numeric datasets, choose one with --dataset", "/target", "/unlim"]),
+        # the checks that were there before
+        ("missing file", os.path.join(fx, "badinput_nosuchfile.h5"), ["--dataset", "data"], 3,
+         ["cannot open", "No such file or directory"]),
+        ("directory as file", fx, [], 3, ["cannot open", "Is a directory"]),
+        ("not HDF5", os.path.join(fx, "badinput_text.h5"), [], 3,
+         ["cannot open", "not an HDF5 file"]),
+        ("truncated file", os.path.join(fx, "badinput_trunc.h5"), [], 3,
+         ["cannot open", "truncated file"]),
+        ("missing dataset", B, ["--dataset", "nope"], 4, ["/nope", "no such dataset"]),
+        ("group as dataset", B, ["--dataset", "grp"], 4, ["/grp", "not a dataset (a group)"]),
+        ("empty dataset name", B, ["--dataset", ""], 4, ["empty dataset name"]),
+        ("missing filter", os.path.join(fx, "badinput_lzf.h5"), [], 5,
+         ["/data", "read failed", "lzf"]),
+        ("corrupt chunk", os.path.join(fx, "badinput_corrupt.h5"), [], 5,
+         ["/data", "read failed"]),
+        # options
+        ("unknown option", B, ["--dataset", "target", "--frobnicate"], 2,
+         ["unknown option", "--frobnicate"]),
+        ("--dx 0", B, ["--dataset", "target", "--dx", "0"], 2, ["--dx"]),
+        ("--dataset without a value", B, ["--dataset"], 2, ["--dataset", "needs a value"]),
+        ("--out is the input", B, ["--dataset", "target", "--out", B, "--force"], 2,
+         ["is the input file"]),
+    ]
+    if os.geteuid() != 0:
+        noread = os.path.join(fx, "badinput_noread.h5")
+        shutil.copy(os.path.join(fx, "badinput_ext.h5"), noread)
+        os.chmod(noread, 0)
+        cases.append(("unreadable file", noread, [], 3, ["cannot open", "Permission denied"]))
+    else:
+        print("note: running as root: the unreadable-file case is skipped (root reads anyway)")
+    return cases
+
+
+# option errors come before any file is touched: they name the option, not a file
+OPTION_CODES = (2,)
+
+
+def check_bad(args, fx, outdir, P, name, path, opts, code, needles):
+    out = os.path.join(outdir, "out.h5")
+    rj = os.path.join(outdir, "r.json")
+    cmd = [os.path.join(args.bin, "gpuprim_mpi"), path, "--quiet", "--backend", args.backend,
+           "--json", rj]
+    if "--out" not in opts:
+        cmd += ["--out", out]
+    rc, _, err, _ = run(args, P, cmd + opts)
+    tag = f"np {P}: {name}"
+    if not check(rc is not None, f"{tag}: still running after {args.limit} s (killed)"):
+        return
+    check(rc == code, f"{tag}: exit {rc}, want {code}; stderr: {err.strip()[-400:]!r}")
+    ours = [l for l in err.splitlines() if l.startswith("gpuprim_mpi: error: ")]
+    other = [l for l in err.splitlines()
+             if ("error" in l.lower() or "HDF5-DIAG" in l or l.lstrip().startswith("#0"))
+             and l not in ours]
+    check(len(ours) == 1, f"{tag}: want one error line, got {ours}")
+    check(not other, f"{tag}: other error output on stderr: {other[:5]}")
+    if ours:
+        line = ours[0]
+        want = list(needles)
+        if code not in OPTION_CODES:
+            want.append(os.path.basename(path.rstrip("/")))
+        missing = [w for w in want if w not in line]
+        check(not missing, f"{tag}: error line lacks {missing}: {line!r}")
+    left = leftovers(outdir)
+    check(not left, f"{tag}: files left behind: {left}")
+    for f in left:
+        os.remove(os.path.join(outdir, f))
+
+
+def sorted_ref(a):
+    """numpy's ascending sort of the flattened values (no NaNs in these inputs)."""
+    return np.sort(np.ascontiguousarray(a).reshape(-1), kind="stable")
+
+
+def check_good(args, fx, outdir, P, name, dset):
+    B = os.path.join(fx, "badinput.h5")
+    out = os.path.join(outdir, "out.h5")
+    rj = os.path.join(outdir, "r.json")
+    cmd = [os.path.join(args.bin, "gpuprim_mpi"), B, "--dataset", dset, "--quiet",
+           "--backend", args.backend, "--json", rj, "--out", out]
+    # run from outdir, not the fixtures' folder: relative external links resolve next to
+    # their parent file
+    rc, _, err, _ = run(args, P, cmd)
+    tag = f"np {P}: {name}"
+    if not check(rc is not None, f"{tag}: still running after {args.limit} s (killed)"):
+        return
+    if not check(rc == 0, f"{tag}: exit {rc}; stderr: {err.strip()[-400:]!r}"):
+        return
+    with h5py.File(B, "r") as f:  # h5py follows the soft and external links itself
+        d = f[dset]
+        stored = d.dtype
+        y = d[()].reshape(-1)
+    r = json.load(open(rj))
+    check(r["count"] == y.size, f"{tag}: count {r['count']} != {y.size}")
+    check(r["nan_count"] == 0, f"{tag}: nan_count {r['nan_count']}")
+    yd = y.astype(np.float64)
+    check(float(r["sum"]) == float(np.sum(yd)), f"{tag}: sum {r['sum']} vs {np.sum(yd)}")
+    if y.size:
+        check(float(r["min"]) == float(yd.min()), f"{tag}: min {r['min']} vs {yd.min()}")
+        check(float(r["max"]) == float(yd.max()), f"{tag}: max {r['max']} vs {yd.max()}")
+    with h5py.File(out, "r") as f:
+        names = []
+        f.visititems(lambda k, o: names.append(k) if isinstance(o, h5py.Dataset) else None)
+        check(names == [dset.lstrip("/")], f"{tag}: output holds {names}, want [{dset!r}]")
+        if names:
+            got = f[names[0]]
+            check(got.dtype == stored, f"{tag}: output type {got.dtype} != input {stored}")
+            check(got.shape == (y.size,), f"{tag}: output shape {got.shape}, want ({y.size},)")
+            check(np.array_equal(got[()], sorted_ref(y)), f"{tag}: output differs from numpy's sort")
+    for f in leftovers(outdir):
+        if f not in ("out.h5", "r.json"):
+            check(False, f"{tag}: unexpected file left: {f}")
+        os.remove(os.path.join(outdir, f))
+
+
+GOOD = [
+    ("soft link that resolves", "soft_ok"),
+    ("external link that resolves", "ext_ok"),
+    ("dataset behind an external link to a group", "ext_grp/more"),
+    ("unlimited chunked 1-D, read at its current size", "unlim"),
+    ("unlimited chunked 2-D, read at its current size", "unlim2d"),
+    ("chunks never written read as the fill value", "sparse"),
+    ("gzip chunks never written read as the fill value", "sparse_gzip"),
+    ("empty 1-D dataset (valid: count 0)", "empty"),
+    ("empty 2-D dataset (valid: count 0)", "empty2d"),
+]
+
+
+def main():
+    ap = arg_parser(nps="1,3")
+    ap.add_argument("--limit", type=float, default=60.0,
+                    help="seconds a job may take before it counts as hung")
+    args = ap.parse_args()
+    args.bin = os.path.abspath(args.bin)
+    args.mpirun = os.path.abspath(args.mpirun)
+    shutil.rmtree(args.work, ignore_errors=True)
+    fx = os.path.join(os.path.abspath(args.work), "fixtures")
+    outdir = os.path.join(os.path.abspath(args.work), "out")
+    os.makedirs(outdir)
+    h5_fixtures.write_badinput(fx)
+    # run from the output folder: nothing may appear there but what a success writes
+    os.chdir(outdir)
+    nps = args.nps
+    print(f"e2e_badinput: nps={nps} backend={args.backend} limit={args.limit} s", flush=True)
+    cases = bad_cases(fx)
+    for P in nps:
+        for name, path, opts, code, needles in cases:
+            check_bad(args, fx, outdir, P, name, path, opts, code, needles)
+        for name, dset in GOOD:
+            check_good(args, fx, outdir, P, name, dset)
+    return summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
