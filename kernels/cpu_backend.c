@@ -21,13 +21,16 @@
  * gp_key_of / gp_key_to_elem in common.c, used so that the per-element loops need no
  * function call; tests/test_cpu_kernels.c checks them bit for bit against common.c.
  */
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "gp_kernels.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- error reporting ------------------------------------------------------------------ */
 
@@ -620,6 +623,102 @@ static int cpu_download(void *host, const void *dev, size_t bytes)
 
 static const char *cpu_last_error(void) { return cpu_errbuf; }
 
+/* ---- memory of the CPU backend (host memory) ------------------------------------------- */
+
+int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen)
+{
+    const char *v = getenv("GPUPRIM_DEVICE_MEM_LIMIT");
+    if (!v || !v[0]) return 0;
+    int ok = 1;
+    for (const char *c = v; *c; c++)
+        if (*c < '0' || *c > '9') ok = 0;
+    unsigned long long lim = 0;
+    if (ok) {
+        char *end = NULL;
+        errno = 0;
+        lim = strtoull(v, &end, 10);
+        ok = errno == 0 && end && *end == '\0';
+    }
+    if (!ok) {
+        if (why && whylen > 0)
+            snprintf(why, whylen, "GPUPRIM_DEVICE_MEM_LIMIT='%.40s' is not a byte count "
+                     "(a decimal integer)", v);
+        return -1;
+    }
+    if (free_bytes && (uint64_t)lim < (uint64_t)*free_bytes) *free_bytes = (size_t)lim;
+    return 0;
+}
+
+/* The first number of the one-line file `path` (a cgroup control file) into *v. Returns 0,
+ * or -1 when the file cannot be read or holds no number ("max": no limit). */
+static int read_u64_file(const char *path, uint64_t *v)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    unsigned long long x = 0;
+    int n = fscanf(f, "%llu", &x);
+    fclose(f);
+    if (n != 1) return -1;
+    *v = (uint64_t)x;
+    return 0;
+}
+
+/* MemAvailable of /proc/meminfo in bytes into *v. Returns 0, or -1 when it is not there. */
+static int meminfo_available(uint64_t *v)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f) return -1;
+    char line[256];
+    int rc = -1;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long kb = 0;
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) {
+            *v = kb > UINT64_MAX / 1024 ? UINT64_MAX : (uint64_t)kb * 1024;
+            rc = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+/* gp_backend.mem_info of the CPU backend (meaning: gp_kernels.h): host memory. */
+static int cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes) return CPU_FAIL(GP_EINVAL, "NULL output pointer");
+    uint64_t total = UINT64_MAX, avail = UINT64_MAX, v = 0;
+    const long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0) total = (uint64_t)pages * (uint64_t)psz;
+    if (meminfo_available(&v) == 0) {
+        avail = v;
+    } else {
+        const long av = sysconf(_SC_AVPHYS_PAGES);
+        if (av > 0 && psz > 0) avail = (uint64_t)av * (uint64_t)psz;
+    }
+    /* a cgroup memory limit (containers, Slurm jobs): the room left under it */
+    static const char *const lims[2][2] = {
+        {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}};
+    for (int k = 0; k < 2; k++) {
+        uint64_t lim = 0, used = 0;
+        if (read_u64_file(lims[k][0], &lim) != 0) continue;
+        if (lim >= total) break; /* no limit below the machine's memory (v1: a huge number) */
+        total = lim;
+        if (read_u64_file(lims[k][1], &used) != 0) used = 0;
+        const uint64_t room = lim > used ? lim - used : 0;
+        if (room < avail) avail = room;
+        break;
+    }
+    if (avail > total) avail = total;
+    size_t f = avail > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)avail;
+    const size_t t = total > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)total;
+    char why[128];
+    if (gp_mem_limit_env(&f, why, sizeof why) != 0) return CPU_FAIL(GP_EINVAL, "%s", why);
+    *free_bytes = f;
+    *total_bytes = t;
+    return GP_OK;
+}
+
 static const gp_backend cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -641,10 +740,12 @@ static const gp_backend cpu_backend = {
     .sort_pairs = gp_cpu_sort_pairs,
     .merge_split_pairs = gp_cpu_merge_split_pairs,
     .exact_sum = gp_cpu_exact_sum,
+    .mem_info = cpu_mem_info,
 };
 
 /* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and
  * host_alloc(0) return a unique 1-byte block), whose upload/download are memcpy and whose
- * kernels are the gp_cpu_* twins above; last_error() returns the message of the last
- * failure of any of them ("" when none). Never NULL. */
+ * kernels are the gp_cpu_* twins above, whose mem_info reports host memory (cpu_mem_info);
+ * last_error() returns the message of the last failure of any of them ("" when none).
+ * Never NULL. */
 const gp_backend *gp_backend_cpu(void) { return &cpu_backend; }

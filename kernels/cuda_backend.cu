@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- error buffer --------------------------------------------------------------------- */
@@ -131,6 +132,20 @@ static int cuda_download(void *host, const void *dev, size_t bytes)
 
 static const char *cuda_last_error(void) { return g_errbuf; }
 
+/* gp_backend.mem_info (meaning: gp_kernels.h): cudaMemGetInfo of the current device, the
+ * free bytes capped by the test knob GPUPRIM_DEVICE_MEM_LIMIT (gp_mem_limit_env). */
+static int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes) GPC_EINVAL("NULL output pointer");
+    size_t f = 0, t = 0;
+    CUDA_CHECK(cudaMemGetInfo(&f, &t));
+    char why[128];
+    if (gp_mem_limit_env(&f, why, sizeof why) != 0) GPC_EINVAL("%s", why);
+    *free_bytes = f;
+    *total_bytes = t;
+    return GP_OK;
+}
+
 static const gp_backend g_cuda_backend = {
     "cuda",
     cuda_alloc,
@@ -152,6 +167,7 @@ static const gp_backend g_cuda_backend = {
     gp_cuda_sort_pairs,
     gp_cuda_merge_split_pairs,
     gp_cuda_exact_sum,
+    cuda_mem_info,
 };
 
 /* ---- public entry points (gp_kernels.h) ----------------------------------------------- */

@@ -242,6 +242,22 @@ typedef struct gp_backend {
      * order or split of the input. */
     int (*exact_sum)(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc);
+
+    /* ---- issue 5: device memory ---- */
+
+    /* Memory of the device in bytes: *free_bytes = what alloc() can still hand out now (an
+     * estimate: other processes may take some), *total_bytes = the device's size.
+     * CUDA: cudaMemGetInfo on the current device. CPU (its "device" memory is host
+     * memory): MemAvailable of /proc/meminfo, lowered to the room left under a cgroup
+     * memory limit (v2 memory.max - memory.current, v1 limit_in_bytes - usage_in_bytes);
+     * total = physical memory (sysconf), or the cgroup limit when smaller; SIZE_MAX for
+     * both ("unlimited") where none of these can be read. Test knob, both backends:
+     * GPUPRIM_DEVICE_MEM_LIMIT=<bytes> (a decimal integer) caps *free_bytes at that value
+     * (see gp_mem_limit_env), so the out-of-memory paths of the host code can run in CI on
+     * any machine. Ranks that share a device each see the whole free amount: dividing it
+     * is the caller's business. Errors: GP_EINVAL (NULL pointer, a malformed
+     * GPUPRIM_DEVICE_MEM_LIMIT), GP_EDEVICE (CUDA); the outputs are then unchanged. */
+    int (*mem_info)(size_t *free_bytes, size_t *total_bytes);
 } gp_backend;
 
 /* The CPU backend (always available). */
@@ -285,6 +301,13 @@ int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
 int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...);
 /* f(x) for the built-in integrands, in double. */
 double gp_func_eval(gp_func f, double x);
+
+/* The test knob behind gp_backend.mem_info (kernels/cpu_backend.c; the CUDA backend uses it
+ * too). When the environment variable GPUPRIM_DEVICE_MEM_LIMIT is set and not empty it must
+ * be a decimal byte count (digits only, < 2^64); *free_bytes becomes min(*free_bytes, that
+ * count). Unset or empty: *free_bytes unchanged. Returns 0, or -1 for a malformed value
+ * (*free_bytes unchanged) with a one-line reason in why[0, whylen) (why may be NULL). */
+int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen);
 
 /* error codes */
 #define GP_OK 0

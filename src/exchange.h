@@ -78,6 +78,23 @@ int gp_bitonic_exchange_pairs(MPI_Comm comm, const gp_backend *be, int width, in
 int gp_sendrecv_bytes(MPI_Comm comm, int partner, const void *sbuf, int64_t sbytes, void *rbuf,
                       int64_t rbytes);
 
+/* MPI_Alltoallv with 64-bit counts and displacements: this rank sends scount[p] elements of
+ * esz bytes from sbuf + sdispl[p] elements to rank p and receives rcount[p] elements from
+ * rank p into rbuf + rdispl[p] elements (counts and displacements in elements, P entries
+ * each; rcount[p] must equal what rank p passes as its scount[this rank], and scount and
+ * rcount must agree for this rank itself, which is a memmove). Each pair's block travels as
+ * point-to-point messages of at most `piece` bytes (<= 0: 1 GiB; capped at INT_MAX), so
+ * no count or displacement reaches MPI's int arguments: blocks and buffers may exceed 2^31
+ * elements or bytes. Collective (every rank calls it, also with nothing to send). Returns
+ * MPI_SUCCESS; or, on every rank alike, before any message: MPI_ERR_ARG (a negative count
+ * or displacement, esz == 0, NULL arrays, own counts that differ, more than INT_MAX
+ * messages on a rank) or MPI_ERR_NO_MEM (request array); or the error of the agreeing
+ * MPI_Allreduce. A failing MPI_Isend / MPI_Irecv / MPI_Waitall aborts the job with a
+ * one-line message (the partners would otherwise wait forever). */
+int gp_alltoallv_big(MPI_Comm comm, const void *sbuf, const int64_t *scount,
+                     const int64_t *sdispl, void *rbuf, const int64_t *rcount,
+                     const int64_t *rdispl, size_t esz, int64_t piece);
+
 /* Makes every rank agree on an error: returns the largest `err` over the ranks and copies
  * the message of the lowest failing rank into msg on every rank. Collective. */
 int gp_agree(MPI_Comm comm, int err, char *msg, size_t msglen);

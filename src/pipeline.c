@@ -115,6 +115,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     res->backend = (*be)->name;
     res->gpus_visible = ndev;
     res->ranks_per_gpu_max = per_gpu;
+    res->mem_share = bind->device >= 0 ? (mine_per_gpu > 0 ? mine_per_gpu : 1)
+                                       : (bind->local_size > 0 ? bind->local_size : 1);
     return 0;
 }
 
@@ -182,8 +184,10 @@ static int owner_of(int64_t g, int64_t n, int P)
 
 /* out[i] = the element at global position idx[i] (i < nk) of a distributed array of n
  * elements of esz bytes sharded by gp_shard_range (this rank holds `local`, its shard):
- * requests grouped by owner, two MPI_Alltoallv calls. Collective. Returns 0 or
- * GP_EXIT_FAIL with msg set (also when a message would exceed INT_MAX elements/bytes). */
+ * requests grouped by owner, two all-to-alls. Counts and displacements are 64-bit and the
+ * all-to-alls are gp_alltoallv_big (pieces of at most 1 GiB), since MPI_Alltoallv's int
+ * counts and displacements would cap what moves between two ranks at 2^31 bytes and
+ * overflow past byte 2^31 of a buffer. Collective. Returns 0 or GP_EXIT_FAIL with msg set. */
 static int gather_by_index(MPI_Comm comm, int64_t n, const uint64_t *idx, int64_t nk,
                            const void *local, size_t esz, void *out, char *msg, size_t msglen)
 {
@@ -192,25 +196,20 @@ static int gather_by_index(MPI_Comm comm, int64_t n, const uint64_t *idx, int64_
     MPI_Comm_rank(comm, &rank);
     int64_t off, cnt;
     gp_shard_range(n, P, rank, &off, &cnt);
-    int *sc = calloc((size_t)P, sizeof *sc), *sd = calloc((size_t)P, sizeof *sd);
-    int *rc = calloc((size_t)P, sizeof *rc), *rd = calloc((size_t)P, sizeof *rd);
-    int *scb = calloc((size_t)P, sizeof *scb), *sdb = calloc((size_t)P, sizeof *sdb);
-    int *rcb = calloc((size_t)P, sizeof *rcb), *rdb = calloc((size_t)P, sizeof *rdb);
+    int64_t *sc = calloc((size_t)P, sizeof *sc), *sd = calloc((size_t)P, sizeof *sd);
+    int64_t *rc = calloc((size_t)P, sizeof *rc), *rd = calloc((size_t)P, sizeof *rd);
     int64_t *cur = calloc((size_t)P, sizeof *cur);
     int64_t *req = malloc((size_t)(nk ? nk : 1) * sizeof *req);
     int64_t *pos = malloc((size_t)(nk ? nk : 1) * sizeof *pos);
     int64_t *rreq = NULL;
     char *ans = NULL, *back = NULL;
-    if (!sc || !sd || !rc || !rd || !scb || !sdb || !rcb || !rdb || !cur || !req || !pos) err = 1;
-    int64_t per[1] = {0}, tot_recv = 0;
+    if (!sc || !sd || !rc || !rd || !cur || !req || !pos) err = 1;
+    int64_t at = 0, tot_recv = 0;
     if (!err) {
-        for (int64_t i = 0; i < nk; i++) cur[owner_of((int64_t)idx[i], n, P)]++;
+        for (int64_t i = 0; i < nk; i++) sc[owner_of((int64_t)idx[i], n, P)]++;
         for (int p = 0; p < P; p++) {
-            if (cur[p] * (int64_t)esz > INT_MAX || per[0] > INT_MAX) err = 1;
-            sc[p] = (int)cur[p];
-            sd[p] = (int)per[0];
-            per[0] += cur[p];
-            cur[p] = sd[p];
+            sd[p] = cur[p] = at;
+            at += sc[p];
         }
         for (int64_t i = 0; i < nk; i++) {
             int64_t j = cur[owner_of((int64_t)idx[i], n, P)]++;
@@ -220,40 +219,198 @@ static int gather_by_index(MPI_Comm comm, int64_t n, const uint64_t *idx, int64_
     }
     MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
     if (!err) {
-        MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, comm);
-        for (int p = 0; p < P; p++) {
-            rd[p] = (int)tot_recv;
+        if (MPI_Alltoall(sc, 1, MPI_INT64_T, rc, 1, MPI_INT64_T, comm) != MPI_SUCCESS) err = 1;
+        for (int p = 0; !err && p < P; p++) {
+            rd[p] = tot_recv;
             tot_recv += rc[p];
-            if (tot_recv * (int64_t)esz > INT_MAX) err = 1;
-            scb[p] = sc[p] * (int)esz;
-            sdb[p] = sd[p] * (int)esz;
         }
         rreq = malloc((size_t)(tot_recv ? tot_recv : 1) * sizeof *rreq);
         ans = malloc((size_t)(tot_recv ? tot_recv : 1) * esz);
         back = malloc((size_t)(nk ? nk : 1) * esz);
         if (!rreq || !ans || !back) err = 1;
-        for (int p = 0; p < P; p++) {
-            rcb[p] = rc[p] * (int)esz;
-            rdb[p] = rd[p] * (int)esz;
-        }
     }
     MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
-    if (!err && MPI_Alltoallv(req, sc, sd, MPI_INT64_T, rreq, rc, rd, MPI_INT64_T, comm) != MPI_SUCCESS)
+    /* gp_alltoallv_big fails on every rank alike, or aborts the job */
+    if (!err && gp_alltoallv_big(comm, req, sc, sd, rreq, rc, rd, sizeof *req, 0) != MPI_SUCCESS)
         err = 1;
     if (!err) {
         for (int64_t j = 0; j < tot_recv; j++)
-            memcpy(ans + j * esz, (const char *)local + (size_t)(rreq[j] - off) * esz, esz);
-        if (MPI_Alltoallv(ans, rcb, rdb, MPI_BYTE, back, scb, sdb, MPI_BYTE, comm) != MPI_SUCCESS)
-            err = 1;
+            memcpy(ans + (size_t)j * esz, (const char *)local + (size_t)(rreq[j] - off) * esz, esz);
+        if (gp_alltoallv_big(comm, ans, rc, rd, back, sc, sd, esz, 0) != MPI_SUCCESS) err = 1;
     }
     if (!err)
-        for (int64_t j = 0; j < nk; j++) memcpy((char *)out + pos[j] * esz, back + j * esz, esz);
+        for (int64_t j = 0; j < nk; j++)
+            memcpy((char *)out + (size_t)pos[j] * esz, back + (size_t)j * esz, esz);
     MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_INT, MPI_MAX, comm);
     if (err) snprintf(msg, msglen, "--payload: moving the payload to its sorted places failed "
-                                   "(memory, or more than 2^31 bytes between two ranks)");
-    free(sc), free(sd), free(rc), free(rd), free(scb), free(sdb), free(rcb), free(rdb);
-    free(cur), free(req), free(pos), free(rreq), free(ans), free(back);
+                                   "(out of host memory, or an MPI error)");
+    free(sc), free(sd), free(rc), free(rd), free(cur), free(req), free(pos);
+    free(rreq), free(ans), free(back);
     return err ? GP_EXIT_FAIL : 0;
+}
+
+/* ---- device memory: the sort's need, chunked statistics ------------------------------- */
+
+#define GP_MEM_MARGIN_MAX ((uint64_t)512 << 20) /* the margin is 1/8 of free, at most this */
+#define GP_CHUNK_MIN ((int64_t)4096)            /* elements: the smallest chunk */
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    return (a != 0 && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
+                         int xdata, int unified)
+{
+    const uint64_t um = m > 0 ? (uint64_t)m : 0, uc = cnt > 0 ? (uint64_t)cnt : 0;
+    const uint64_t slot = (uint64_t)sz + (pairs && sorting ? 8u : 0u);
+    const uint64_t ndev = (sorting && P > 1) ? 3 : 1, nhost = (sorting && P > 1) ? 2 : 1;
+    const uint64_t xb = xdata ? mul_sat(uc, 8) : 0;
+    uint64_t need = add_sat(mul_sat(mul_sat(um, slot), ndev), xb);
+    if (unified) need = add_sat(need, add_sat(mul_sat(mul_sat(um, slot), nhost), xb));
+    return need;
+}
+
+/* The bytes a rank may use of `free_bytes` reported free on a device shared by `share`
+ * ranks: its share, less a margin of 1/8 of it (at most GP_MEM_MARGIN_MAX) for the
+ * kernels' scratch, the runtime and fragmentation. */
+static uint64_t mem_usable(size_t free_bytes, int share)
+{
+    const uint64_t avail = (uint64_t)free_bytes / (uint64_t)(share > 0 ? share : 1);
+    const uint64_t margin = avail / 8 < GP_MEM_MARGIN_MAX ? avail / 8 : GP_MEM_MARGIN_MAX;
+    return avail - margin;
+}
+
+/* Elements per chunk for `usable` bytes: the largest power of two whose device buffers (sz
+ * bytes, + 8 with --x coordinates; twice that when `unified`, the host staging buffers
+ * being the same memory) fit, and at least GP_CHUNK_MIN. A power-of-two multiple of the CPU
+ * backend's 4096-term summation blocks keeps its sums bitwise those of an unchunked run. */
+static int64_t chunk_elems_for(uint64_t usable, size_t sz, int xdata, int unified)
+{
+    const uint64_t per = ((uint64_t)sz + (xdata ? 8u : 0u)) * (unified ? 2u : 1u);
+    const uint64_t fit = usable / per;
+    int64_t c = GP_CHUNK_MIN;
+    while (c < ((int64_t)1 << 61) && (uint64_t)c * 2 <= fit) c *= 2;
+    return c;
+}
+
+/* `bytes` in GiB as text: one decimal from 10 GiB, else three significant digits. */
+static const char *gib_text(char *buf, size_t len, uint64_t bytes)
+{
+    const double g = (double)bytes / 1073741824.0;
+    snprintf(buf, len, g >= 10.0 ? "%.1f" : "%.3g", g);
+    return buf;
+}
+
+/* In-order combination of chunk records as a binary counter: whenever the two newest
+ * records each cover 2^k chunks they become one (older, newer); the total folds the rest
+ * from the newest to the oldest. The order of the pieces is kept throughout (gp_stats_combine
+ * is not commutative), and float64 sums get a pairwise (log2 chunks) error growth. */
+typedef struct stats_stack {
+    gp_stats v[64];
+    int level[64];
+    int top;
+} stats_stack;
+
+static void stats_stack_push(stats_stack *s, const gp_stats *rec)
+{
+    gp_stats x = *rec;
+    int lvl = 0;
+    while (s->top > 0 && s->level[s->top - 1] == lvl) {
+        x = gp_stats_combine(&s->v[s->top - 1], &x); /* older, newer */
+        s->top--;
+        lvl++;
+    }
+    s->v[s->top] = x;
+    s->level[s->top] = lvl;
+    s->top++;
+}
+
+static gp_stats stats_stack_total(const stats_stack *s)
+{
+    if (s->top == 0) return gp_stats_empty();
+    gp_stats r = s->v[s->top - 1];
+    for (int k = s->top - 2; k >= 0; k--) r = gp_stats_combine(&s->v[k], &r);
+    return r;
+}
+
+/* The statistics pass of a --no-sort job over this rank's shard [off, off + cnt) of the open
+ * input in nchunks chunks of `chunk` elements (the same nchunks on every rank: a rank whose
+ * shard ends early makes empty reads, as the reads are collective): per chunk a read of the
+ * values (and of the --x coordinates), upload, be->stats (GP_STATS_NOHASH), be->trap_x with
+ * --x, be->exact_sum of values and squares into *av / *aq with --reproducible (they are
+ * added to, not reset); the chunk records go through a stats_stack into *out, which then
+ * describes the whole shard like one be->stats (+ trap_x) call on it. Times are added to
+ * t[GP_PH_READ / UPLOAD / REDUCE / INTEGRATE]. Collective: the ranks agree on every error
+ * after each chunk. Returns 0 or a GP_EXIT_* code with msg set (the same on every rank). */
+static int stats_chunked(MPI_Comm comm, const gp_options *o, const gp_backend *be,
+                         const gp_h5_input *in, int64_t off, int64_t cnt, int64_t chunk,
+                         int64_t nchunks, gp_stats *out, gp_superacc *av, gp_superacc *aq,
+                         double *t, char *msg, size_t msglen)
+{
+    int rank, err = 0;
+    MPI_Comm_rank(comm, &rank);
+    const gp_dtype dt = in->dtype;
+    const size_t sz = gp_dtype_size(dt);
+    const int xdata = o->xdataset != NULL;
+    const int64_t cap = chunk < cnt ? chunk : cnt; /* buffer elements */
+    const size_t hcap = (size_t)(cap > 0 ? cap : 1);
+    void *host = be->host_alloc(hcap * sz);
+    void *dev = be->alloc((size_t)cap * sz);
+    double *hx = xdata ? be->host_alloc(hcap * sizeof(double)) : NULL;
+    double *dx = xdata ? be->alloc((size_t)cap * sizeof(double)) : NULL;
+    if (!host || !dev || (xdata && (!hx || !dx))) {
+        err = GP_EXIT_DEVICE;
+        snprintf(msg, msglen, "rank %d: cannot allocate a chunk of %lld elements (%.1f MiB) of %s memory: %s",
+                 rank, (long long)cap, (double)cap * (double)(sz + (xdata ? 8 : 0)) / 1048576.0,
+                 be->name, be->last_error());
+    }
+    err = gp_agree(comm, err, msg, msglen);
+
+    stats_stack st;
+    st.top = 0;
+    gp_progress_phase(gp_phase_names[GP_PH_REDUCE]);
+    for (int64_t k = 0; !err && k < nchunks; k++) {
+        const int64_t lo = k * chunk < cnt ? k * chunk : cnt; /* k * chunk < m + chunk */
+        const int64_t ck = cnt - lo < chunk ? cnt - lo : chunk;
+        double tp = now();
+        err = gp_h5_read(comm, in, NULL, dt, off + lo, ck, host, msg, msglen);
+        if (!err && xdata)
+            err = gp_h5_read(comm, in, o->xdataset, GP_F64, off + lo, ck, hx, msg, msglen);
+        t[GP_PH_READ] += now() - tp;
+        if (err) break; /* gp_h5_read fails on every rank alike */
+        if (ck > 0 || (k == 0 && cnt == 0)) { /* an empty shard: the record of n = 0 */
+            gp_stats rec = gp_stats_empty();
+            tp = now();
+            BE_CALL("upload", be->upload(dev, host, (size_t)ck * sz));
+            t[GP_PH_UPLOAD] += now() - tp;
+            tp = now();
+            BE_CALL("statistics", be->stats(dt, dev, ck, GP_STATS_NOHASH, &rec));
+            if (o->reproducible) {
+                BE_CALL("exact sum", be->exact_sum(dt, dev, ck, GP_SA_VALUES, av));
+                BE_CALL("exact sum of squares", be->exact_sum(dt, dev, ck, GP_SA_SQUARES, aq));
+            }
+            t[GP_PH_REDUCE] += now() - tp;
+            if (xdata) {
+                tp = now();
+                BE_CALL("upload x", be->upload(dx, hx, (size_t)ck * sizeof(double)));
+                BE_CALL("trapezoid rule", be->trap_x(dt, dev, dx, ck, &rec));
+                t[GP_PH_INTEGRATE] += now() - tp;
+            }
+            if (!err) stats_stack_push(&st, &rec);
+        }
+        if (k == 0) FAULT("reduce", GP_EXIT_DEVICE);
+        err = gp_agree(comm, err, msg, msglen);
+    }
+    gp_progress_done();
+    *out = stats_stack_total(&st);
+    if (host) be->host_free(host);
+    if (dev) be->free(dev);
+    if (hx) be->host_free(hx);
+    if (dx) be->free(dx);
+    return err;
 }
 
 /* ---- the file job -------------------------------------------------------------------- */
@@ -292,12 +449,61 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     res->dx = o->dx;
     res->out = o->out;
 
-    /* buffers: the shard lives in m slots so the exchange can grow it to m keys */
     const int sorting = !o->no_sort;
     /* a uint64 value per key: the input position (argsort, stable ties, payload lookup) */
     const int pairs = sorting && (o->stable || o->argsort || o->payload);
+
+    /* device memory: a sort that does not fit fails here, before anything is allocated; a
+     * statistics-only job whose shard does not fit goes through the device in chunks */
+    const int unified = strcmp(be->name, "cpu") == 0; /* its device memory is host memory */
+    size_t mfree = 0, mtotal = 0;
+    BE_CALL("device memory query", be->mem_info(&mfree, &mtotal));
+    const int share = res->mem_share > 0 ? res->mem_share : 1;
+    const uint64_t usable = mem_usable(mfree, share);
+    const uint64_t need = gp_job_mem_need(m, cnt, sz, P, sorting, pairs, o->xdataset != NULL, unified);
+    int64_t chunk_mine = INT64_MAX, chunk = INT64_MAX, nchunks = 0;
+    if (!err && need > usable) {
+        if (sorting) {
+            char g1[32], g2[32];
+            err = GP_EXIT_DEVICE;
+            snprintf(msg, msglen, "%s:%s: sorting %lld elements on rank %d needs %s GiB of device "
+                     "memory, %s GiB free (use more ranks)", in.file, in.dataset, (long long)cnt,
+                     rank, gib_text(g1, sizeof g1, need), gib_text(g2, sizeof g2, usable));
+        } else {
+            chunk_mine = chunk_elems_for(usable, sz, o->xdataset != NULL, unified);
+        }
+    }
+    err = gp_agree(comm, err, msg, msglen);
+    if (!err && !sorting &&
+        MPI_Allreduce(&chunk_mine, &chunk, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS) {
+        err = GP_EXIT_FAIL;
+        snprintf(msg, msglen, "MPI_Allreduce of the chunk size failed");
+    }
+    const int chunked = !err && chunk < INT64_MAX;
+    if (chunked) {
+        nchunks = (m + chunk - 1) / chunk; /* rank 0 holds the largest shard, m elements */
+        res->chunks = nchunks;
+        res->chunk_elems = chunk;
+        const uint64_t cbytes = (uint64_t)chunk * (sz + (o->xdataset ? 8 : 0));
+        if (rank == 0)
+            fprintf(stderr, "gpuprim_mpi: notice: %s:%s: a shard of %lld elements does not fit in "
+                    "the free device memory; processed in %lld chunks of %llu bytes (%lld elements%s)\n",
+                    in.file, in.dataset, (long long)m, (long long)nchunks,
+                    (unsigned long long)cbytes, (long long)chunk,
+                    o->xdataset ? " with their --x coordinates" : "");
+        if (o->verbose)
+            fprintf(stderr, "gpuprim_mpi: rank %d: shard of %lld elements needs %llu bytes, %llu "
+                    "usable (%zu free, shared by %d rank%s): %lld chunks of %lld elements\n",
+                    rank, (long long)cnt, (unsigned long long)need, (unsigned long long)usable,
+                    mfree, share, share == 1 ? "" : "s", (long long)((cnt + chunk - 1) / chunk),
+                    (long long)chunk);
+        fflush(stderr);
+    }
+
+    /* buffers: the shard lives in m slots so the exchange can grow it to m keys (a chunked
+     * pass allocates its own, chunk-sized ones) */
     uint64_t *dval = NULL, *dvspare = NULL, *dvrecv = NULL, *hval = NULL, *hvrecv = NULL;
-    if (pairs) {
+    if (!err && pairs) {
         dval = be->alloc((size_t)m * 8);
         hval = be->host_alloc((size_t)(m > 0 ? m : 1) * 8);
         if (P > 1) {
@@ -307,30 +513,41 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
     }
     const int vals_missing = pairs && (!dval || !hval || (P > 1 && (!dvspare || !dvrecv || !hvrecv)));
-    void *host = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
-    void *dev = be->alloc((size_t)m * sz);
+    void *host = NULL, *dev = NULL;
     void *dspare = NULL, *drecv = NULL, *hrecv = NULL;
-    if (sorting && P > 1) {
-        dspare = be->alloc((size_t)m * sz);
-        drecv = be->alloc((size_t)m * sz);
-        hrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
-    }
-    if (!host || !dev || vals_missing || (sorting && P > 1 && (!dspare || !drecv || !hrecv))) {
-        err = GP_EXIT_DEVICE;
-        snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
-                 rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
+    if (!err && !chunked) {
+        host = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
+        dev = be->alloc((size_t)m * sz);
+        if (sorting && P > 1) {
+            dspare = be->alloc((size_t)m * sz);
+            drecv = be->alloc((size_t)m * sz);
+            hrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
+        }
+        if (!host || !dev || vals_missing || (sorting && P > 1 && (!dspare || !drecv || !hrecv))) {
+            err = GP_EXIT_DEVICE;
+            snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
+                     rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
+        }
     }
     FAULT("read", GP_EXIT_READ);
     err = gp_agree(comm, err, msg, msglen);
 
-    if (!err) {
+    if (!err && !chunked) {
         err = gp_h5_read(comm, &in, NULL, dt, off, cnt, host, msg, msglen);
         t[GP_PH_READ] = now() - tp;
         gp_progress_done();
     }
 
     gp_stats local = gp_stats_empty(), total;
-    if (!err) {
+    gp_superacc av, aq; /* --reproducible: exact sums of the values and of their squares */
+    gp_superacc_zero(&av);
+    gp_superacc_zero(&aq);
+    if (!err && chunked) {
+        t[GP_PH_READ] = now() - tp; /* opening, planning */
+        gp_progress_done();
+        err = stats_chunked(comm, o, be, &in, off, cnt, chunk, nchunks, &local, &av, &aq, t, msg,
+                            msglen);
+    } else if (!err) {
         tp = now();
         gp_progress_phase(gp_phase_names[GP_PH_UPLOAD]);
         BE_CALL("upload", be->upload(dev, host, (size_t)cnt * sz));
@@ -345,7 +562,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     }
 
     /* non-uniform trapezoid rule: coordinates read as float64 */
-    if (!err && o->xdataset) {
+    if (!err && !chunked && o->xdataset) {
         double *hx = be->host_alloc((size_t)(cnt > 0 ? cnt : 1) * sizeof(double));
         double *dx = be->alloc((size_t)cnt * sizeof(double));
         if (!hx || !dx) {
@@ -381,12 +598,13 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
         t[GP_PH_REDUCE] += now() - tp;
         if (o->reproducible) {
-            /* exact sums of the values and of their squares: the same bits for any layout */
-            gp_superacc av, aq, tv, tq;
-            gp_superacc_zero(&av);
-            gp_superacc_zero(&aq);
-            BE_CALL("exact sum", be->exact_sum(dt, dev, cnt, GP_SA_VALUES, &av));
-            BE_CALL("exact sum of squares", be->exact_sum(dt, dev, cnt, GP_SA_SQUARES, &aq));
+            /* exact sums of the values and of their squares: the same bits for any layout
+             * (a chunked pass has added its chunks into av / aq already) */
+            gp_superacc tv, tq;
+            if (!chunked) {
+                BE_CALL("exact sum", be->exact_sum(dt, dev, cnt, GP_SA_VALUES, &av));
+                BE_CALL("exact sum of squares", be->exact_sum(dt, dev, cnt, GP_SA_SQUARES, &aq));
+            }
             err = gp_agree(comm, err, msg, msglen);
             if (!err && (gp_superacc_allreduce(comm, &av, &tv) != MPI_SUCCESS ||
                          gp_superacc_allreduce(comm, &aq, &tq) != MPI_SUCCESS)) {

@@ -31,6 +31,10 @@ typedef struct gp_result {
     const char *backend;          /* "cuda" or "cpu" */
     int gpus_visible;             /* on rank 0's node */
     int ranks_per_gpu_max;
+    int mem_share;                /* ranks that share this rank's device memory (this rank
+                                     included): the ranks of its GPU on the node, or for the
+                                     CPU backend the ranks of the node; 0 counts as 1. Each
+                                     counts 1/mem_share of the free memory (gp_run_file) */
     gp_binding *bindings;         /* every rank's binding, in rank order (rank 0; NULL
                                      elsewhere), for the JSON report */
     /* file mode */
@@ -57,6 +61,9 @@ typedef struct gp_result {
     double xstep_merge_ms[GP_XSTEPS_MAX];
     int64_t xstep_bytes[GP_XSTEPS_MAX];
     const char *out;
+    int64_t chunks;               /* the statistics pass went through the device in this many
+                                     chunks per rank (0: each shard whole, the usual case) */
+    int64_t chunk_elems;          /* elements per chunk (0 when not chunked) */
     /* function mode */
     int function_mode;
     gp_func func;
@@ -76,9 +83,36 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
                       gp_binding *bind, gp_result *res, char *msg, size_t msglen);
 
 /* Runs the file job (read → stats → integral → sort → exchange → verify → write).
- * Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure. */
+ * Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+ *
+ * Memory (README "Limits"): before allocating, every rank asks be->mem_info for the free
+ * device memory and counts 1/res->mem_share of it, less a margin of 1/8 (at most 512 MiB),
+ * as usable. A job that sorts needs the bytes of gp_job_mem_need; when that exceeds the
+ * usable memory on any rank, every rank returns GP_EXIT_DEVICE with "FILE:DATASET: sorting
+ * <n> elements on rank R needs X GiB of device memory, Y GiB free (use more ranks)"
+ * (before any buffer is allocated, so nothing is written). A job without a sort (--no-sort)
+ * whose shard does not fit streams every shard through the device in chunks of the same
+ * power-of-two element count on every rank (the largest that fits on the tightest rank, at
+ * least 4096): read, upload, be->stats (+ trap_x with --x, + exact_sum with
+ * --reproducible) per chunk, the chunk records combined in index order with
+ * gp_stats_combine (pairwise, as a binary counter); rank 0 prints one notice line with the
+ * chunk count and size (--verbose: every rank its own line). Counts, NaN count, min, max
+ * and the --reproducible sums are the same as unchunked; float64 sums can differ in the
+ * last bits (on the CPU backend sum and sum of squares are bitwise the same; the --x
+ * integral groups its terms differently). */
 int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
                 char *msg, size_t msglen);
+
+/* Bytes of backend memory the file job allocates at its peak on a rank that holds cnt
+ * elements of sz bytes in m = ceil(N/P) slots, P ranks: the shard, and when sorting with
+ * P > 1 also the exchange's spare and receive buffers, m slots of sz bytes each (+ 8 bytes
+ * of input position per slot and buffer when `pairs`: --stable, --argsort or --payload);
+ * with `xdata` (--x) cnt float64 coordinates more while the integral runs. `unified`
+ * (the CPU backend, whose device memory is host memory): the host staging buffers count
+ * too (the shard, and when sorting with P > 1 the receive buffer, each with its positions;
+ * --x: cnt float64 again). Saturates at UINT64_MAX. Not collective. */
+uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
+                         int xdata, int unified);
 
 /* Runs the function-mode trapezoid rule: n trapezoids over [a, b], the n+1 points split
  * over the ranks, combined in rank order. Collective. Returns a GP_EXIT_* code. */
