@@ -15,12 +15,9 @@ usage: e2e_features.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --nps 1,3,4
   bounded by n * 2^-53 * sum|x|.
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
 """
-import argparse
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 
 import h5py
@@ -29,21 +26,8 @@ import numpy as np
 np.seterr(all="ignore")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import keys, read_dtype  # noqa: E402  (the same order keys as the main e2e test)
-
-FAILS, PASSES = [], [0]
-
-
-def check(ok, what):
-    if ok:
-        PASSES[0] += 1
-    else:
-        FAILS.append(what)
-        print("FAIL:", what, flush=True)
-
-
-def run(args, P, cmd):
-    return subprocess.run(["sh", args.mpirun, "-np", str(P), os.path.join(args.bin, "gpuprim_mpi")] + cmd,
-                          capture_output=True, text=True, timeout=600)
+from e2e_common import arg_parser, check, cuda_missing, fresh_dir, summary, test_seed  # noqa: E402
+from e2e_common import run_gpuprim as run  # noqa: E402  (gpuprim_mpi under mpirun: run(args, P, options))
 
 
 def ref_order(a, descending, stable):
@@ -156,28 +140,16 @@ def test_reproducible(args, rng):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--work", required=True)
-    ap.add_argument("--nps", default="1,3,4")
-    ap.add_argument("--backend", default="cpu")
-    args = ap.parse_args()
-    args.nps = [int(x) for x in args.nps.split(",")]
-    shutil.rmtree(args.work, ignore_errors=True)
-    os.makedirs(args.work)
-    seed = int(os.environ.get("GPUPRIM_TEST_SEED", "0")) or int.from_bytes(os.urandom(4), "little")
+    args = arg_parser(nps="1,3,4").parse_args()
+    fresh_dir(args.work)
+    seed = test_seed()
     print(f"e2e_features: nps={args.nps} backend={args.backend} seed={seed}", flush=True)
     rng = np.random.default_rng(seed)
-    if args.backend == "cuda":
-        p = run(args, 1, ["--function", "x2", "--n", "10", "--backend", "cuda", "--quiet"])
-        if p.returncode == 7:
-            print("SKIP: no CUDA device visible:", p.stderr.strip())
-            return 77
+    if cuda_missing(args):
+        return 77
     test_order(args, rng)
     test_reproducible(args, rng)
-    print(f"{PASSES[0]} passed, {len(FAILS)} failed")
-    return 1 if FAILS else 0
+    return summary()
 
 
 if __name__ == "__main__":
