@@ -602,7 +602,13 @@ int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *
 /* ---- the backend table ------------------------------------------------------------------ */
 
 /* "Device" memory of the CPU backend: malloc; 0 bytes gives a unique 1-byte block. */
-static void *cpu_alloc(size_t bytes) { return malloc(bytes ? bytes : 1); }
+/* malloc (0 bytes -> 1); NULL with last_error() set ("malloc(N bytes): strerror") on failure. */
+static void *cpu_alloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) (void)CPU_FAIL(GP_ENOMEM, "malloc(%zu bytes): %s", bytes, strerror(errno));
+    return p;
+}
 static void cpu_free(void *p) { free(p); }
 
 /* Host<->"device" copies are plain memcpy; NULL pointers are rejected unless bytes == 0. */

@@ -149,9 +149,10 @@ static double uniform_trapezoid(const gp_stats *s, double h)
 }
 
 /* Test hook for fault handling: GPUPRIM_FAULT=RANK:PHASE[:kill] makes rank RANK fail when it
- * reaches PHASE (read, reduce, sort, exchange, write): by default as a failed call (the
- * ranks agree on the error and leave together), with ":kill" by SIGKILL (the launcher ends
- * the job). Returns 1 when this rank must fail here. */
+ * reaches PHASE (alloc, read, reduce, sort, exchange, write): by default as a failed call
+ * (the ranks agree on the error and leave together; "alloc" makes a real allocation of
+ * 2^62 bytes fail in the backend), with ":kill" by SIGKILL (the launcher ends the job).
+ * Returns 1 when this rank must fail here. */
 static int fault_at(int rank, const char *phase)
 {
     const char *f = getenv("GPUPRIM_FAULT");
@@ -527,6 +528,19 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             err = GP_EXIT_DEVICE;
             snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
                      rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
+        }
+    }
+    /* GPUPRIM_FAULT=R:alloc: a real failed allocation on rank R (2^62 bytes through the
+     * backend), so that the path of a genuine out-of-memory is what the test exercises */
+    if (!err && fault_at(rank, "alloc")) {
+        const size_t huge = (size_t)1 << 62;
+        void *p = be->alloc(huge);
+        if (p) {
+            be->free(p);
+        } else {
+            err = GP_EXIT_DEVICE;
+            snprintf(msg, msglen, "rank %d: cannot allocate %zu bytes of %s memory: %s", rank,
+                     huge, be->name, be->last_error());
         }
     }
     FAULT("read", GP_EXIT_READ);
