@@ -113,7 +113,7 @@ static int parse_count(const char *s, int64_t *out)
         long base = strtol(s, &end, 10);
         if (end != caret || errno) return -1;
         long e = strtol(caret + 1, &end, 10);
-        if (*end || errno || base < 2 || e < 0) return -1;
+        if (end == caret + 1 || *end || errno || base < 2 || e < 0) return -1; /* "2^": no */
         long double v = powl((long double)base, (long double)e);
         if (v > 9.2e18L) return -1;
         *out = (int64_t)v;

@@ -1,0 +1,249 @@
+/* fuzz_cli.c — libFuzzer target for gpuprim_mpi's option parser (src/cli.c).
+ *
+ * The input is an argument list: every '\n' or NUL byte ends a word (so a corpus file is
+ * one argument per line; a final separator ends the last word and adds none). Each word
+ * lives in its own exact-size allocation, so the sanitizers see any read past its end.
+ * gp_parse_options must return, never exit or crash, and what it returns must hold the
+ * documented contract (src/cli.h, README gpuprim_mpi(1)):
+ *   - the result is 0 (run), -1 (--help/--version) or GP_EXIT_USAGE;
+ *   - an error is a non-empty one-line message that fits msglen (also a tiny msglen, where
+ *     it is the prefix of the full message);
+ *   - accepted options satisfy the documented ranges: n > 0, a and b finite with a < b,
+ *     dx finite and non-zero, the file / function mode rules, the --out / --no-sort /
+ *     --argsort / --payload / --x / --dx combinations;
+ *   - every string in the result is one of the argv words (no copies, no pointers into the
+ *     middle of one), and parsing again gives the same result (no hidden state).
+ * With the first byte odd it parses with print = 1 (--help / --version text to stdout;
+ * the target sends stdout to /dev/null).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define MAXWORDS 64
+#define MSGLEN 2048
+
+#define CHECK(cond, ...)                                                                 \
+    do {                                                                                 \
+        if (!(cond)) {                                                                   \
+            fprintf(stderr, "fuzz_cli: invariant failed: %s: ", #cond);                  \
+            fprintf(stderr, __VA_ARGS__);                                                \
+            fprintf(stderr, "\n");                                                       \
+            dump_args(argc, argv);                                                       \
+            abort();                                                                     \
+        }                                                                                \
+    } while (0)
+
+static void dump_args(int argc, char **argv)
+{
+    fprintf(stderr, "  argv (%d words):", argc);
+    for (int i = 0; i < argc; i++) fprintf(stderr, " [%s]", argv[i]);
+    fprintf(stderr, "\n");
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc, (void)argv;
+    /* --help / --version with print = 1 write to stdout: keep the fuzzer's output readable */
+    int fd = open("/dev/null", O_WRONLY);
+    if (fd >= 0) {
+        fflush(stdout);
+        if (dup2(fd, STDOUT_FILENO) < 0) { /* then it prints; harmless */ }
+        close(fd);
+    }
+    return 0;
+}
+
+static int is_word(const char *p, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (p == argv[i]) return 1;
+    return 0;
+}
+
+/* An independent model of the command line's shape: which words are option values (the
+ * last value of each option wins), which are flags, which is the file. */
+typedef struct model {
+    const char *val[11]; /* last value of each option of `valued` */
+    int flag[11];        /* each flag of `flags` present */
+    int progress;        /* last of --progress (1) / --no-progress (-1) */
+    const char *file;
+    int npositional;
+} model;
+
+static const char *const valued[11] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+                                       "--function", "--a", "--b", "--n", "--backend"};
+enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND };
+static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
+                                        {"--descending", NULL}, {"--stable", NULL},
+                                        {"--argsort", NULL}, {"--reproducible", NULL},
+                                        {"--quiet", "-q"}, {"--verbose", "-v"}, {NULL, NULL}};
+
+static void shape(int argc, char **argv, model *m)
+{
+    memset(m, 0, sizeof *m);
+    for (int i = 1; i < argc; i++) {
+        const char *w = argv[i];
+        int done = 0;
+        for (int k = 0; k < 11 && !done; k++)
+            if (strcmp(w, valued[k]) == 0 && i + 1 < argc) m->val[k] = argv[++i], done = 1;
+        for (int k = 0; flags[k][0] && !done; k++)
+            if (strcmp(w, flags[k][0]) == 0 || (flags[k][1] && strcmp(w, flags[k][1]) == 0))
+                m->flag[k] = 1, done = 1;
+        if (done) continue;
+        if (strcmp(w, "--progress") == 0) m->progress = 1;
+        else if (strcmp(w, "--no-progress") == 0) m->progress = -1;
+        else if (w[0] != '-' || w[1] == '\0') m->file = w, m->npositional++;
+    }
+}
+
+/* The "B^E" form of --n (documented: 2^30): B and E integers, neither empty. The value, or
+ * -1 when the word is not of that form; -2 for the other forms (not modelled here). */
+static int64_t count_of(const char *s)
+{
+    const char *caret = strchr(s, '^');
+    if (!caret) return -2;
+    char *end;
+    long b = strtol(s, &end, 10);
+    if (end != caret) return -1;
+    long e = strtol(caret + 1, &end, 10);
+    if (end == caret + 1 || *end || b < 2 || e < 0) return -1;
+    long double v = 1;
+    for (long k = 0; k < e && v <= 9.3e18L; k++) v *= (long double)b;
+    return v > 9.2e18L ? -1 : (int64_t)v;
+}
+
+static int is_help_word(const char *w)
+{
+    return strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0 || strcmp(w, "--version") == 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *argv[MAXWORDS + 2];
+    int argc = 0;
+    int print = size > 0 && (data[0] & 1);
+    argv[argc++] = "gpuprim_mpi";
+
+    /* split into words */
+    size_t start = 0;
+    for (size_t i = 0; i <= size && argc <= MAXWORDS; i++) {
+        if (i < size && data[i] != '\n' && data[i] != '\0') continue;
+        if (i == size && start == size) break; /* nothing after the last separator */
+        size_t len = i - start;
+        char *w = malloc(len + 1);
+        if (!w) abort();
+        memcpy(w, data + start, len);
+        w[len] = '\0';
+        argv[argc++] = w;
+        start = i + 1;
+    }
+    argv[argc] = NULL;
+
+    gp_options o, o2;
+    char *msg = malloc(MSGLEN), *msg2 = malloc(MSGLEN);
+    if (!msg || !msg2) abort();
+    memset(msg, 0x5a, MSGLEN);
+    int rc = gp_parse_options(argc, argv, &o, print, msg, MSGLEN);
+
+    CHECK(rc == 0 || rc == -1 || rc == GP_EXIT_USAGE, "rc %d", rc);
+    if (rc == -1) {
+        int any = 0;
+        for (int i = 1; i < argc; i++) any |= is_help_word(argv[i]);
+        CHECK(any, "-1 (help/version) without --help, -h or --version");
+    }
+    if (argc > 1 && is_help_word(argv[1])) CHECK(rc == -1, "first word %s gave %d", argv[1], rc);
+
+    if (rc == GP_EXIT_USAGE) {
+        size_t l = strnlen(msg, MSGLEN);
+        CHECK(l < MSGLEN, "message not NUL-terminated");
+        CHECK(l > 0, "empty message");
+        CHECK(!strchr(msg, '\n'), "message of more than one line: %s", msg);
+        /* a tiny buffer: the same verdict, a NUL-terminated prefix, nothing written past it */
+        size_t small = 1 + (size > 1 ? data[1] % 24 : 0);
+        char *m = malloc(small);
+        if (!m) abort();
+        int rc3 = gp_parse_options(argc, argv, &o2, 0, m, small);
+        CHECK(rc3 == rc, "msglen %zu changed the result: %d vs %d", small, rc3, rc);
+        CHECK(strnlen(m, small) < small && strncmp(m, msg, strlen(m)) == 0,
+              "short message is not a prefix of %s", msg);
+        free(m);
+    }
+
+    if (rc == 0) {
+        CHECK(o.backend == GP_BACKEND_AUTO || o.backend == GP_BACKEND_CUDA ||
+                  o.backend == GP_BACKEND_CPU, "backend %d", (int)o.backend);
+        CHECK(o.progress >= -1 && o.progress <= 1, "progress %d", o.progress);
+        const int fv[] = {o.force, o.no_sort, o.descending, o.stable, o.argsort,
+                          o.reproducible, o.quiet, o.verbose, o.function_mode};
+        for (size_t k = 0; k < sizeof fv / sizeof fv[0]; k++)
+            CHECK(fv[k] == 0 || fv[k] == 1, "flag %zu is %d", k, fv[k]);
+        const char *strs[] = {o.file, o.dataset, o.xdataset, o.out, o.json, o.payload};
+        for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
+            CHECK(!strs[k] || is_word(strs[k], argc, argv), "string %zu is not an argv word", k);
+        /* the same answer as the model of the command line's shape */
+        model m;
+        shape(argc, argv, &m);
+        const char *mv[] = {o.dataset, o.xdataset, NULL, o.out, o.payload, o.json};
+        for (int k = 0; k <= V_JSON; k++)
+            if (k != V_DX) CHECK(mv[k] == m.val[k], "%s: not its last value", valued[k]);
+        const int *fl[] = {&o.force, &o.no_sort, &o.descending, &o.stable, &o.argsort,
+                           &o.reproducible, &o.quiet, &o.verbose};
+        for (int k = 0; k < 8; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
+        CHECK(o.progress == m.progress, "progress %d, want %d", o.progress, m.progress);
+        CHECK(o.function_mode == (m.val[V_FUNCTION] != NULL), "function mode %d", o.function_mode);
+        CHECK(m.npositional == (o.function_mode ? 0 : 1) && o.file == (o.function_mode ? NULL : m.file),
+              "%d positional words, file %s", m.npositional, o.file ? o.file : "(none)");
+        if (m.val[V_DX]) CHECK(o.dx == strtod(m.val[V_DX], NULL), "--dx %s gave %g", m.val[V_DX], o.dx);
+        if (m.val[V_A]) CHECK(o.a == strtod(m.val[V_A], NULL), "--a %s gave %g", m.val[V_A], o.a);
+        if (m.val[V_B]) CHECK(o.b == strtod(m.val[V_B], NULL), "--b %s gave %g", m.val[V_B], o.b);
+        if (m.val[V_N]) {
+            int64_t want = count_of(m.val[V_N]);
+            CHECK(want != -1, "--n %s accepted (as %lld): not a documented form", m.val[V_N],
+                  (long long)o.n);
+            CHECK(want == -2 || want == o.n, "--n %s gave %lld, want %lld", m.val[V_N],
+                  (long long)o.n, (long long)want);
+        }
+        if (o.function_mode) {
+            CHECK(!o.file && !o.out && !o.xdataset && !o.dataset, "file-mode input in function mode");
+            CHECK((int)o.func >= 0 && (int)o.func < GP_NFUNCS, "func %d", (int)o.func);
+            CHECK(isfinite(o.a) && isfinite(o.b) && o.a < o.b, "a %g b %g", o.a, o.b);
+            CHECK(o.n > 0, "n %lld", (long long)o.n);
+            CHECK(o.dx == 1.0, "dx %g in function mode", o.dx);
+            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible,
+                  "sort options in function mode");
+        } else {
+            CHECK(o.file != NULL, "file mode without a file");
+            CHECK(isfinite(o.dx) && o.dx != 0.0, "dx %g", o.dx);
+            CHECK(o.n == 1000000 && o.a == 0.0 && o.b == 1.0, "function options in file mode");
+            CHECK(!(o.xdataset && o.dx != 1.0), "--x with --dx %g", o.dx);
+            CHECK(!(o.out && o.no_sort), "--out with --no-sort");
+            CHECK(!(o.no_sort && (o.descending || o.stable || o.argsort || o.payload)),
+                  "sort options with --no-sort");
+            CHECK(!((o.argsort || o.payload) && !o.out), "--argsort/--payload without --out");
+            CHECK(o.file[0] != '-' || o.file[1] == '\0', "file %s looks like an option", o.file);
+        }
+    }
+
+    /* no hidden state: the same words give the same answer */
+    memset(msg2, 0x5a, MSGLEN);
+    int rc2 = gp_parse_options(argc, argv, &o2, 0, msg2, MSGLEN);
+    CHECK(rc2 == rc, "second parse %d vs %d", rc2, rc);
+    if (rc == GP_EXIT_USAGE) CHECK(strcmp(msg, msg2) == 0, "messages differ: %s / %s", msg, msg2);
+    if (rc == 0) CHECK(memcmp(&o, &o2, sizeof o) == 0, "options differ on a second parse");
+
+    free(msg);
+    free(msg2);
+    for (int i = 1; i < argc; i++) free(argv[i]);
+    return 0;
+}

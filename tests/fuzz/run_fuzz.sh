@@ -1,0 +1,130 @@
+#!/bin/sh
+# run_fuzz.sh — builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a
+# bounded time.
+#
+# usage: tests/fuzz/run_fuzz.sh [WORKDIR]          (default: build/fuzz)
+#   FUZZ_SECONDS   seconds per target (default 60)
+#   FUZZ_TARGETS   which targets (default "cli h5select"; also "h5bytes", the byte-level
+#                  target on mutated HDF5 files: not in CI, see fuzz_h5bytes.c)
+#   FUZZ_CC        the compiler (default clang)
+#   FUZZ_ARGS      more libFuzzer options, e.g. "-jobs=4 -workers=4"
+#
+# WORKDIR holds the build (separate from the main gcc build), the corpus entries found now
+# (WORKDIR/corpus_*; the committed seeds in tests/fuzz/corpus_* are only read) and the
+# reproducers of crashes (WORKDIR/artifacts). Exit 0 when no target crashed,
+# 1 on a crash or invariant failure (the reproducer's path and command are printed), 77
+# when clang or libFuzzer is missing (with the reason).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=${1:-$root/build/fuzz}
+secs=${FUZZ_SECONDS:-60}
+targets=${FUZZ_TARGETS:-cli h5select}
+cc=${FUZZ_CC:-clang}
+
+skip() { echo "run_fuzz.sh: SKIP: $*"; exit 77; }
+
+command -v "$cc" >/dev/null 2>&1 || skip "no $cc on PATH (apt-get install clang libclang-rt-dev)"
+mkdir -p "$work/obj" "$work/artifacts" "$work/corpus_cli" "$work/corpus_h5" "$work/corpus_h5bytes" ||
+  exit 1
+
+# libFuzzer and the sanitizers link?
+printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; return 0; }\n' \
+  >"$work/obj/probe.c"
+"$cc" -fsanitize=fuzzer,address,undefined "$work/obj/probe.c" -o "$work/obj/probe" \
+  >"$work/obj/probe.log" 2>&1 ||
+  skip "$cc cannot link -fsanitize=fuzzer,address,undefined (libFuzzer missing? apt-get install libclang-rt-dev): $(head -n 3 "$work/obj/probe.log" | tr '\n' ' ')"
+
+# MPI and parallel HDF5 flags: pkg-config's parallel HDF5, else mpicc's own
+h5c="" h5l=""
+for pc in hdf5-openmpi hdf5-mpich hdf5-mpi hdf5; do
+  if pkg-config --exists "$pc" 2>/dev/null; then
+    h5c=$(pkg-config --cflags "$pc") h5l=$(pkg-config --libs "$pc")
+    break
+  fi
+done
+[ -n "$h5l" ] || h5c="-I/usr/include/hdf5/openmpi" h5l="-L/usr/lib/x86_64-linux-gnu/hdf5/openmpi -lhdf5"
+mpic="" mpil=""
+if command -v mpicc >/dev/null 2>&1; then
+  if mpicc -showme:compile >/dev/null 2>&1; then         # Open MPI
+    mpic=$(mpicc -showme:compile) mpil=$(mpicc -showme:link)
+  else                                                   # MPICH: "cc -I... -L... -lmpi"
+    all=$(mpicc -show 2>/dev/null | cut -d' ' -f2-)
+    mpic="$all" mpil="$all"
+  fi
+fi
+
+san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+cflags="-std=c11 -g -O1 -Wall -Wextra $san -I$root/kernels -I$root/io -I$root/src"
+# many small pieces: the multi-piece transfer path on tiny datasets
+cflags="$cflags -DGP_H5_PIECE_BYTES=200"
+
+echo "run_fuzz.sh: building in $work with $cc ($("$cc" --version | head -n 1))"
+build_ok=1
+for src in src/cli.c io/h5io.c kernels/common.c; do
+  obj="$work/obj/$(echo "$src" | tr '/' '_').o"
+  # shellcheck disable=SC2086
+  "$cc" $cflags -fsanitize=fuzzer-no-link $h5c $mpic -c "$root/$src" -o "$obj" || build_ok=0
+done
+for t in $targets; do
+  # shellcheck disable=SC2086
+  "$cc" $cflags -fsanitize=fuzzer $h5c $mpic "$here/fuzz_$t.c" "$work"/obj/*.o -o "$work/fuzz_$t" \
+    $h5l $mpil -lm || build_ok=0
+done
+[ "$build_ok" = 1 ] || { echo "run_fuzz.sh: FAIL: the fuzz targets do not build"; exit 1; }
+
+# Open MPI and its plugins leak by design at MPI_Init/file open: not ours
+export LSAN_OPTIONS="suppressions=$here/lsan.supp:print_suppressions=0${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
+# a singleton MPI process (fuzz_h5select): root is fine, no launcher needed
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism="${OMPI_MCA_btl_vader_single_copy_mechanism:-none}"
+
+# reproducers of earlier runs: kept in artifacts/previous/, out of this run's report
+mkdir -p "$work/artifacts/previous" || exit 1
+find "$work/artifacts" -maxdepth 1 -type f -exec mv -f {} "$work/artifacts/previous/" \;
+
+# the HDF5 files fuzz_h5select writes (one set per process, rewritten for every input)
+export GP_FUZZ_TMP="$work/tmp"
+rm -rf "$GP_FUZZ_TMP" && mkdir -p "$GP_FUZZ_TMP" || exit 1
+
+cd "$work" || exit 1 # (libFuzzer's -jobs writes its fuzz-N.log files here)
+status=0
+for t in $targets; do
+  case $t in
+    cli) corpus=corpus_cli; maxlen=256; extra="-dict=$here/cli.dict" ;;
+    # a structured input: long ones from the start (the reads are decoded after the file)
+    h5select) corpus=corpus_h5; maxlen=256; extra="-len_control=0" ;;
+    # whole HDF5 files; libhdf5 trusts sizes in the file and leaks on some error paths
+    h5bytes) corpus=corpus_h5bytes; maxlen=8192; extra="" ;;
+    *) echo "run_fuzz.sh: unknown target $t"; exit 1 ;;
+  esac
+  before=$(find "$work/artifacts" -maxdepth 1 -type f | wc -l)
+  log="$work/fuzz_$t.log"
+  echo "run_fuzz.sh: fuzz_$t for ${secs}s (seeds: tests/fuzz/$corpus, new entries: $work/$corpus, log: $log)"
+  asan="$ASAN_OPTIONS"
+  [ "$t" = h5bytes ] && asan="$ASAN_OPTIONS:allocator_may_return_null=1:detect_leaks=0"
+  # shellcheck disable=SC2086
+  ASAN_OPTIONS="$asan" "$work/fuzz_$t" -max_total_time="$secs" -max_len=$maxlen -timeout=20 -rss_limit_mb=4096 \
+    -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" $extra ${FUZZ_ARGS:-} \
+    "$work/$corpus" "$here/$corpus" >"$log" 2>&1
+  rc=$?
+  after=$(find "$work/artifacts" -maxdepth 1 -type f | wc -l)
+  grep -E "^(stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb)|^#[0-9]+.*DONE|^fuzz_h5select: [0-9]+ inputs" "$log" |
+    sed "s/^fuzz_$t: //; s/^/  fuzz_$t: /"
+  if [ "$rc" != 0 ] || [ "$after" != "$before" ]; then
+    status=1
+    echo "run_fuzz.sh: FAIL: fuzz_$t exited $rc; the end of $log:"
+    tail -n 60 "$log" | sed 's/^/  | /'
+    for a in "$work/artifacts/$t"-*; do
+      [ -f "$a" ] || continue
+      echo "run_fuzz.sh: reproducer: $a"
+      echo "  rerun: LSAN_OPTIONS=$LSAN_OPTIONS ASAN_OPTIONS=$asan GP_FUZZ_TMP=$GP_FUZZ_TMP" \
+        "GP_FUZZ_DESCRIBE=1 $work/fuzz_$t $a"
+    done
+  else
+    echo "run_fuzz.sh: fuzz_$t: ok"
+  fi
+done
+exit $status
