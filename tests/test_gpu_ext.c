@@ -1,7 +1,8 @@
 /* test_gpu_ext.c — the issue 7 entries of the CUDA backend against their CPU twins
  * (kernels/cpu_ext.c), bit for bit.
  *
- * Usage: test_gpu_ext [--quick]   (--quick: sizes up to 65537 only)
+ * Usage: test_gpu_ext [--quick | --tiny]   (--quick: sizes up to 65537 only; --tiny: up to
+ * 4097, every code path on the least data, for the slow compute-sanitizer tools)
  * Environment: GPUPRIM_TEST_SEED (decimal or 0x...) seeds the data (the seed is printed).
  * Exit: 0 all passed, 1 some check failed, 77 no CUDA device visible (CTest's skip code).
  *
@@ -590,11 +591,12 @@ static void test_api(void)
 
 int main(int argc, char **argv)
 {
-    int quick = 0;
+    int quick = 0, tiny = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
+        else if (strcmp(argv[i], "--tiny") == 0) quick = tiny = 1;
         else {
-            fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick | --tiny]\n", argv[0]);
             return 2;
         }
     }
@@ -620,7 +622,7 @@ int main(int argc, char **argv)
     if (se && *se) seed = strtoull(se, NULL, 0);
     g_rng = seed;
     printf("test_gpu_ext: device 0 of %d: %s (%s); seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", ndev,
-           name, busid, seed, quick ? "; --quick" : "");
+           name, busid, seed, tiny ? "; --tiny" : quick ? "; --quick" : "");
     fflush(stdout);
 
     test_api();
@@ -628,7 +630,7 @@ int main(int argc, char **argv)
                                     1024, 1025, 4095, 4096, 4097, 65537, 1000003, (1 << 21) + 1};
     for (int t = 0; t < GP_NDTYPES; t++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-            if (quick && sizes[k] > 65537) continue;
+            if ((quick && sizes[k] > 65537) || (tiny && sizes[k] > 4097)) continue;
             for (int dist = 0; dist < D_COUNT; dist++) run_case((gp_dtype)t, sizes[k], dist, 1);
         }
     test_merge(quick);
