@@ -44,10 +44,10 @@
  * shared-memory budget (TILE_SMEM_DEFAULT, or GPUPRIM_SORT_SMEM=<bytes>), between 2^9 and
  * 2^15 positions.
  *
- * Everything that decides which element goes where (bn_pos, the register networks, the
- * schedules) is __host__ __device__, so tests/test_bitonic_sim.cu runs the very same code
- * for every unit of every group on the CPU (units of one group are disjoint, so running
- * them one after another is exact).
+ * Everything that decides which element goes where (pos, unit_global, unit_tile, the
+ * register networks, the Tile schedules, plan) is __host__ __device__ or host code, so
+ * tests/test_bitonic_sim.cu runs the very same code for every unit of every group on the
+ * CPU (units of one group are disjoint, so running them one after another is exact).
  */
 #ifndef GP_CUDA_BITONIC_CUH
 #define GP_CUDA_BITONIC_CUH
