@@ -458,6 +458,15 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
      * statistics-only job whose shard does not fit goes through the device in chunks */
     const int unified = strcmp(be->name, "cpu") == 0; /* its device memory is host memory */
     size_t mfree = 0, mtotal = 0;
+    {
+        /* a malformed test knob: its own clean line (the backend's would name its source) */
+        size_t probe = SIZE_MAX;
+        char why[160];
+        if (!err && gp_mem_limit_env(&probe, why, sizeof why) != 0) {
+            err = GP_EXIT_DEVICE;
+            snprintf(msg, msglen, "%s", why);
+        }
+    }
     BE_CALL("device memory query", be->mem_info(&mfree, &mtotal));
     const int share = res->mem_share > 0 ? res->mem_share : 1;
     const uint64_t usable = mem_usable(mfree, share);
@@ -468,7 +477,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             char g1[32], g2[32];
             err = GP_EXIT_DEVICE;
             snprintf(msg, msglen, "%s:%s: sorting %lld elements on rank %d needs %s GiB of device "
-                     "memory, %s GiB free (use more ranks)", in.file, in.dataset, (long long)cnt,
+                     "memory, %s GiB free (use more GPUs or nodes: ranks on one device share it)", in.file, in.dataset, (long long)cnt,
                      rank, gib_text(g1, sizeof g1, need), gib_text(g2, sizeof g2, usable));
         } else {
             chunk_mine = chunk_elems_for(usable, sz, o->xdataset != NULL, unified);

@@ -89,7 +89,7 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
  * device memory and counts 1/res->mem_share of it, less a margin of 1/8 (at most 512 MiB),
  * as usable. A job that sorts needs the bytes of gp_job_mem_need; when that exceeds the
  * usable memory on any rank, every rank returns GP_EXIT_DEVICE with "FILE:DATASET: sorting
- * <n> elements on rank R needs X GiB of device memory, Y GiB free (use more ranks)"
+ * <n> elements on rank R needs X GiB of device memory, Y GiB free (use more GPUs or nodes: ranks on one device share it)"
  * (before any buffer is allocated, so nothing is written). A job without a sort (--no-sort)
  * whose shard does not fit streams every shard through the device in chunks of the same
  * power-of-two element count on every rank (the largest that fits on the tightest rank, at

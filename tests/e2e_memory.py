@@ -15,7 +15,7 @@ report at most that much free memory. With 1 MiB, on an h5py-written file of 300
   magnitudes); with --reproducible sum, mean, L2 norm and the uniform integral are the same
   bits as unchunked. The chunked - unchunked differences are printed.
 - the sort (with --out; also --stable --argsort): exit 7, one error line "FILE:DATASET:
-  sorting <n> elements on rank R needs X GiB of device memory, Y GiB free (use more ranks)"
+  sorting <n> elements on rank R needs X GiB of device memory, Y GiB free (use more GPUs or nodes: ranks on one device share it)"
   with n the rank's shard and X the documented formula, and no output file (nor a temporary
   one). With a limit well above the need the same sort succeeds.
 - a malformed GPUPRIM_DEVICE_MEM_LIMIT: exit 7 and one error line naming it.
@@ -39,7 +39,7 @@ LIMIT = 1 << 20          # the small device memory of the chunked runs, bytes
 N = 3000017              # elements: odd, N % 3 = 2, so the shards of 3 ranks differ
 CHUNK_RE = re.compile(r"processed in (\d+) chunks of (\d+) bytes \((\d+) elements")
 SORT_RE = re.compile(r"^gpuprim_mpi: error: (.+):(/\S+): sorting (\d+) elements on rank (\d+) needs "
-                     r"(\S+) GiB of device memory, (\S+) GiB free \(use more ranks\)$")
+                     r"(\S+) GiB of device memory, (\S+) GiB free \(use more GPUs or nodes: ranks on one device share it\)$")
 
 
 def run(args, P, cmd, limit=None):
