@@ -49,17 +49,7 @@
 
 #include "h5io.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#include <sanitizer/lsan_interface.h>
-#define LSAN_DISABLE() __lsan_disable()
-#define LSAN_ENABLE() __lsan_enable()
-#endif
-#endif
-#ifndef LSAN_DISABLE
-#define LSAN_DISABLE() ((void)0)
-#define LSAN_ENABLE() ((void)0)
-#endif
+#include "fuzz_lsan.h"
 
 #define MAXDS 4
 #define MAXGR 3
