@@ -197,7 +197,13 @@ static void json_options(FILE *f, const gp_options *o)
     jnum(f, o->a);
     fprintf(f, ",\n    \"b\": ");
     jnum(f, o->b);
-    fprintf(f, ",\n    \"n\": %lld\n  }", (long long)o->n);
+    fprintf(f, ",\n    \"n\": %lld", (long long)o->n);
+    fprintf(f, ",\n    \"descending\": %s,\n    \"stable\": %s,\n    \"argsort\": %s",
+            o->descending ? "true" : "false", o->stable ? "true" : "false",
+            o->argsort ? "true" : "false");
+    fprintf(f, ",\n    \"payload\": ");
+    jstr_or_null(f, o->payload);
+    fprintf(f, ",\n    \"reproducible\": %s\n  }", o->reproducible ? "true" : "false");
 }
 
 /* "binding": one object per rank, in rank order. */
@@ -309,6 +315,8 @@ int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
         if (r->argsort_dset[0]) jstr(f, r->argsort_dset); else fprintf(f, "null");
         fprintf(f, ",\n  \"payload_dataset\": ");
         if (r->payload_dset[0]) jstr(f, r->payload_dset); else fprintf(f, "null");
+        fprintf(f, ",\n  \"chunks\": %lld,\n  \"chunk_elements\": %lld", (long long)r->chunks,
+                (long long)r->chunk_elems);
         fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld", r->exchange_stages,
                 (long long)r->exchange_bytes);
         fprintf(f, ",\n  \"exchange_step_times\": [");

@@ -132,11 +132,15 @@ def test_stats(args, path):
                 notes = CHUNK_RE.findall(p.stderr)
                 if mode.startswith("whole"):
                     check(not notes, f"{tag} {mode}: chunked without a memory limit: {p.stderr[-300:]}")
+                    check(res[mode]["chunks"] == 0, f"{tag} {mode}: JSON chunks {res[mode]['chunks']}, want 0")
                     continue
                 check(len(notes) == 1, f"{tag} {mode}: want one chunk notice, stderr: {p.stderr[-400:]}")
                 if len(notes) != 1:
                     continue
                 nch, nbytes, elems = (int(v) for v in notes[0])
+                check(res[mode]["chunks"] == nch and res[mode]["chunk_elements"] == elems,
+                      f"{tag} {mode}: JSON chunks {res[mode]['chunks']} x {res[mode]['chunk_elements']}, "
+                      f"notice {nch} x {elems}")
                 m = shard(N, P, 0)
                 check(nch > 1 and nch == -(-m // elems), f"{tag}: {nch} chunks of {elems} for a shard of {m}")
                 check(elems >= 4096 and elems & (elems - 1) == 0, f"{tag}: chunk of {elems} elements")
