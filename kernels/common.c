@@ -77,10 +77,12 @@ void gp_key_to_elem(gp_dtype t, uint64_t key, void *elem)
     }
 }
 
-double gp_key_to_double(gp_dtype t, uint64_t key)
+double gp_elem_to_double(gp_dtype t, const void *elem)
 {
     union { float f; double d; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
-    gp_key_to_elem(t, key, &v);
+    const size_t sz = gp_dtype_size(t);
+    if (sz == 0) return NAN;
+    memcpy(&v, elem, sz);
     switch (t) {
     case GP_F32: return (double)v.f;
     case GP_F64: return v.d;
@@ -90,6 +92,13 @@ double gp_key_to_double(gp_dtype t, uint64_t key)
     case GP_U64: return (double)v.u64;
     default: return NAN;
     }
+}
+
+double gp_key_to_double(gp_dtype t, uint64_t key)
+{
+    union { float f; double d; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
+    gp_key_to_elem(t, key, &v);
+    return gp_elem_to_double(t, &v);
 }
 
 /* ---- statistics record --------------------------------------------------------------- */

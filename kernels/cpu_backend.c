@@ -161,22 +161,6 @@ STATS_CHUNK(stats_chunk_i64, uint64_t, int64_t, KEY_I64, NEVER_NAN, TO_DOUBLE)
 STATS_CHUNK(stats_chunk_u32, uint32_t, uint32_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
 STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
 
-/* Element i of y (type t) converted to double exactly as (double)value (NaN kept). */
-static double elem_to_double(gp_dtype t, const void *y, int64_t i)
-{
-    const unsigned char *p = (const unsigned char *)y + (size_t)i * gp_dtype_size(t);
-    union { float f; double d; int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
-    memcpy(&v, p, gp_dtype_size(t));
-    switch (t) {
-    case GP_F32: return (double)v.f;
-    case GP_F64: return v.d;
-    case GP_I32: return (double)v.i32;
-    case GP_I64: return (double)v.i64;
-    case GP_U32: return (double)v.u32;
-    case GP_U64: return (double)v.u64;
-    default: return NAN;
-    }
-}
 
 /* Statistics of y[0, n) — the CPU twin of gp_backend.stats.
  *
@@ -250,8 +234,8 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     s.first_key = first_key;
     s.last_key = last_key;
     s.descents = order ? a.descents : 0;
-    s.yfirst = elem_to_double(t, y, 0);
-    s.ylast = elem_to_double(t, y, n - 1);
+    s.yfirst = gp_elem_to_double(t, y);
+    s.ylast = gp_elem_to_double(t, (const unsigned char *)y + (size_t)(n - 1) * gp_dtype_size(t));
     s.trap = 0.0;
     s.xfirst = 0.0;
     s.xlast = 0.0;

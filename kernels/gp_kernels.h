@@ -57,7 +57,10 @@ int gp_dtype_is_float(gp_dtype t);
 uint64_t gp_key_of(gp_dtype t, const void *elem);
 /* Writes the element whose key is `key` to *elem (gp_dtype_size(t) bytes). */
 void gp_key_to_elem(gp_dtype t, uint64_t key, void *elem);
-/* The element whose key is `key`, converted to double (exact for f32/f64/i32/u32). */
+/* The element at elem (gp_dtype_size(t) bytes, any alignment) converted to double as
+ * (double)value: exact for f32/f64/i32/u32, NaN kept; NaN for an invalid t. */
+double gp_elem_to_double(gp_dtype t, const void *elem);
+/* The element whose key is `key`, converted to double (gp_elem_to_double of it). */
 double gp_key_to_double(gp_dtype t, uint64_t key);
 /* Host and device inline helpers (compiled for both when the header is read by nvcc). */
 #ifdef __CUDACC__
