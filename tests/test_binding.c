@@ -11,20 +11,7 @@
 #include <string.h>
 
 #include "binding.h"
-
-static int g_fail, g_pass;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (cond) {                                                                       \
-            g_pass++;                                                                     \
-        } else {                                                                          \
-            g_fail++;                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-        }                                                                                 \
-    } while (0)
+#include "test_check.h"
 
 static gp_bind_env env4(const char *cvd, const char *localid, const char *step, const char *job)
 {

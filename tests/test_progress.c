@@ -8,20 +8,7 @@
 #include <time.h>
 
 #include "progress.h"
-
-static int g_fail, g_pass;
-
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (cond) {                                                                       \
-            g_pass++;                                                                     \
-        } else {                                                                          \
-            g_fail++;                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            printf(__VA_ARGS__);                                                          \
-            printf("\n");                                                                 \
-        }                                                                                 \
-    } while (0)
+#include "test_check.h"
 
 static void sleep_s(double s)
 {
