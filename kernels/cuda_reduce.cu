@@ -1,37 +1,44 @@
 /* cuda_reduce.cu — the CUDA backend's reductions: stats, trap_x and trap_fn.
  *
- * Algorithm (Harris, "Optimizing Parallel Reduction in CUDA"; the chapter's Program 6.15):
- *   pass 1: a grid of B <= 1024 blocks of 256 threads strides over the input (thread
- *           coarsening; 16-byte vector loads when the data pointer is 16-byte aligned),
- *           each thread accumulating its own partial record in registers (float32 data in
- *           float64); then a warp reduction with __shfl_down_sync (full mask: all 32 lanes
- *           of every warp take part, lanes without data hold the identity), the per-warp
- *           results go to shared memory indexed by warp id, warp 0 reduces them, and thread
- *           0 writes one partial per block to a device scratch array;
- *   pass 2: ONE block reduces the B partials in a fixed order (thread j takes partials j,
- *           j+256, ... in order, then the same warp/block tree) and writes the result.
- * No atomics anywhere: for a given device and input the grid, the assignment of elements
- * to threads and every reduction tree are fixed, so results are bitwise reproducible from
- * run to run. B = min(1024, SMs x resident blocks per SM, ceil(n / 1024)) — so the result
- * may differ in the last bits between GPU models with different SM counts (but never
- * between runs on the same model). The CPU twin sums in another (also fixed) order, so
- * CPU and GPU sums agree to rounding, not bitwise.
+ * Algorithm (Harris, "Optimizing Parallel Reduction in CUDA"; the chapter's Program 6.15),
+ * in ONE launch per call:
+ *   - a grid of B blocks of 256 threads strides over the input (thread coarsening); each
+ *     thread keeps U 16-byte vector loads in flight (U x 16 bytes per thread per step, the
+ *     loads issued before any of them is used) when the data pointer is 16-byte aligned,
+ *     and accumulates its own partial record in registers (float32 data in float64;
+ *     min/max of 4-byte types on 32-bit keys; vectors without NaN take a branch-free path);
+ *   - a warp reduction with __shfl_down_sync (full mask: all 32 lanes of every warp take
+ *     part, lanes without data hold the identity), per-warp results in shared memory
+ *     indexed by warp id, warp 0 reduces those, thread 0 writes the block's partial;
+ *   - the block that finishes last (a ticket counter taken after a __threadfence, the
+ *     pattern of the CUDA "threadFenceReduction" sample) reduces the B partials in index
+ *     order with the same warp/block tree and writes the result straight into pinned,
+ *     mapped host memory; the host waits with one cudaStreamSynchronize (no second launch,
+ *     no cudaMemcpy).
+ * No floating-point atomics: for a given device and input the grid, the assignment of
+ * elements to threads and every reduction tree are fixed (the partials are combined in
+ * block order, whichever block arrives last), so results are bitwise reproducible from run
+ * to run. B = min(RED_MAX_BLOCKS, SMs x resident blocks per SM, ceil(n / elements per thread
+ * step)) — so the result may differ in the last bits between GPU models with different SM
+ * counts (never between runs on the same model). The CPU twin sums in another (also fixed)
+ * order, so CPU and GPU sums agree to rounding, not bitwise.
  *
- * Scratch: one device buffer (1024 partial records + the result block), allocated on the
- * first call for the current device and kept (never freed; a new one is allocated if the
- * current device changes). The result block is copied back with one cudaMemcpy, which
- * also waits for both kernels.
+ * Scratch, allocated on the first call for the current device and kept for the process's
+ * life (a new one if the current device changes): a device buffer of RED_MAX_BLOCKS
+ * partial records plus the ticket counter (zero between calls: the last block resets it),
+ * and a pinned host result block mapped into the device's address space.
  */
 #include "cuda_internal.cuh"
 
+#include <stdlib.h>
 #include <string.h>
 
 namespace {
 
-constexpr int RED_THREADS = 256;             /* threads per block, both passes */
+constexpr int RED_THREADS = 256;             /* threads per block */
 constexpr int RED_WARPS = RED_THREADS / 32;  /* warps per block */
-constexpr int RED_MAX_BLOCKS = 1024;         /* most pass-1 blocks (= partials) */
-constexpr int RED_MIN_PER_THREAD = 4;        /* fewer blocks for small inputs */
+constexpr int RED_MAX_BLOCKS = 2048;         /* most blocks (= partials) per launch */
+constexpr int RED_UNROLL = 4;                /* 16-byte loads in flight per thread */
 constexpr unsigned FULL_MASK = 0xffffffffu;
 
 /* ---- partial records and their combine ------------------------------------------------ */
@@ -104,7 +111,8 @@ template <class P> __device__ __forceinline__ P warp_reduce(P v)
 
 /* Block reduction (Program 6.15's structure): warp trees, one result per warp in shared
  * memory indexed by warp id, warp 0 reduces those. Every thread of the block must call it
- * (blockDim.x == RED_THREADS); thread 0 gets the result. */
+ * (blockDim.x == RED_THREADS); thread 0 gets the result. Two calls in one kernel must be
+ * separated by a __syncthreads() (they share warp_part). */
 template <class P> __device__ __forceinline__ P block_reduce(P v)
 {
     __shared__ P warp_part[RED_WARPS];
@@ -121,32 +129,57 @@ template <class P> __device__ __forceinline__ P block_reduce(P v)
     return r;
 }
 
-/* ---- the result block (device scratch, copied back in one piece) ---------------------- */
+/* ---- the result block (pinned host memory, mapped) ------------------------------------ */
 
 struct ResultBlock {
-    StatPart stats;               /* pass-2 result of stats */
-    double dsum;                  /* pass-2 result of trap_x / trap_fn */
+    StatPart stats;               /* result of stats */
+    double dsum;                  /* result of trap_x / trap_fn */
     unsigned long long ends[2];   /* bits of the first and last elements (y or x),
                                      zero-extended */
 };
 
-struct Scratch {
-    void *parts;          /* RED_MAX_BLOCKS partial records (StatPart or double) */
-    ResultBlock *result;  /* one result block */
+/* Where one launch puts its partials and its result. */
+struct Sink {
+    void *parts;           /* device: RED_MAX_BLOCKS partial records (StatPart or double) */
+    unsigned *ticket;      /* device: blocks finished so far (0 between launches) */
+    ResultBlock *result;   /* device view of the mapped host result block */
 };
 
-/* ---- pass 2 --------------------------------------------------------------------------- */
-
-/* One block: reduces parts[0, nparts) in a fixed order into *dst; thread 0 also copies the
- * first and last elements (es = 4 or 8 bytes) of `ends_src` (n elements; skipped when
- * NULL or n == 0) into ends[0] and ends[1]. */
-template <class P>
-__global__ void __launch_bounds__(RED_THREADS)
-k_finish(const P *__restrict__ parts, int nparts, P *dst, const void *ends_src, long long n,
-         int es, unsigned long long *ends)
+/* A partial record read from global memory around L1 (written by other blocks). */
+template <class P> __device__ __forceinline__ P load_cg(const P *p)
 {
+    static_assert(sizeof(P) % 8 == 0, "8-byte words");
+    P r;
+    unsigned long long w[sizeof(P) / 8];
+    const unsigned long long *s = reinterpret_cast<const unsigned long long *>(p);
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(P) / 8); i++) w[i] = __ldcg(s + i);
+    memcpy(&r, w, sizeof r);
+    return r;
+}
+
+/* The end of every reduction kernel. `v`: the block's partial (valid in thread 0). Thread 0
+ * stores it to parts[blockIdx.x] and takes a ticket; the block with the last ticket
+ * reduces parts[0, gridDim.x) in index order (thread j takes j, j+256, ... then the block
+ * tree), writes the result to *dst and, when `ends_src` is not NULL, the bits of elements 0
+ * and n-1 (es = 4 or 8 bytes each) to ends[0..1]; then it resets the ticket. Every thread of
+ * every block must call it. */
+template <class P>
+__device__ __forceinline__ void finish_last_block(P v, P *parts, unsigned *ticket, P *dst,
+                                                  const void *ends_src, long long n, int es,
+                                                  unsigned long long *ends)
+{
+    __shared__ bool s_last;
+    if (threadIdx.x == 0) {
+        parts[blockIdx.x] = v;
+        __threadfence(); /* the partial is visible before the ticket is */
+        s_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!s_last) return;
+    __threadfence();
     P acc = identity<P>();
-    for (int i = threadIdx.x; i < nparts; i += RED_THREADS) acc = combine(acc, parts[i]);
+    for (int i = threadIdx.x; i < (int)gridDim.x; i += RED_THREADS) acc = combine(acc, load_cg(parts + i));
     acc = block_reduce(acc);
     if (threadIdx.x == 0) {
         *dst = acc;
@@ -161,35 +194,143 @@ k_finish(const P *__restrict__ parts, int nparts, P *dst, const void *ends_src, 
                 ends[1] = s[n - 1];
             }
         }
+        *ticket = 0u;
+        __threadfence_system();
     }
 }
 
-/* ---- stats pass 1 --------------------------------------------------------------------- */
+/* ---- stats: per-thread accumulation ---------------------------------------------------- */
 
-template <bool HASH, typename T>
-__device__ __forceinline__ void stat_add(StatPart &a, T v, unsigned long long k)
+/* Key type of the min/max accumulators: 32 bits for 4-byte elements (zero-extended into the
+ * 64-bit key of gp_key_of at the end), 64 bits otherwise. */
+template <typename T> struct KeyOf { typedef unsigned long long type; };
+template <> struct KeyOf<float> { typedef uint32_t type; };
+template <> struct KeyOf<int32_t> { typedef uint32_t type; };
+template <> struct KeyOf<uint32_t> { typedef uint32_t type; };
+
+/* Key of an element known not to be a NaN (gp_key_of without its NaN case). */
+__device__ __forceinline__ uint32_t key_nn(float v)
 {
-    if (HASH) a.hash += gp_mix64(k);
-    if (gpc_is_nan(v)) {
-        a.nan += 1;
+    const uint32_t u = __float_as_uint(v);
+    return u ^ ((uint32_t)((int32_t)u >> 31) | 0x80000000u);
+}
+__device__ __forceinline__ unsigned long long key_nn(double v)
+{
+    const unsigned long long u = (unsigned long long)__double_as_longlong(v);
+    return u ^ ((unsigned long long)((long long)u >> 63) | 0x8000000000000000ull);
+}
+template <typename T> __device__ __forceinline__ typename KeyOf<T>::type key_nn(T v)
+{
+    return (typename KeyOf<T>::type)gpc_key_of(v);
+}
+
+/* One thread's partial statistics (counts fit 32 bits: a thread sees at most n / 256
+ * elements of a device-resident array). */
+template <typename K> struct Acc {
+    double sum, sumsq;
+    K mn, mx;
+    unsigned long long hash;
+    unsigned nan, desc;
+};
+
+template <typename K> __device__ __forceinline__ void acc_init(Acc<K> &a)
+{
+    a.sum = 0.0;
+    a.sumsq = 0.0;
+    a.mn = (K)~(K)0;
+    a.mx = 0;
+    a.hash = 0ull;
+    a.nan = 0u;
+    a.desc = 0u;
+}
+
+/* The thread's record as a StatPart. A 32-bit min of all ones (the identity, or a real
+ * element with key 0xFFFFFFFF) becomes ~0: the host maps ~0 back to 0xFFFFFFFF when some
+ * element was not a NaN (finish_stats). */
+template <typename K> __device__ __forceinline__ StatPart acc_part(const Acc<K> &a)
+{
+    StatPart p;
+    p.nan = a.nan;
+    p.sum = a.sum;
+    p.sumsq = a.sumsq;
+    p.mn = (a.mn == (K)~(K)0) ? ~0ull : (unsigned long long)a.mn;
+    p.mx = a.mx;
+    p.hash = a.hash;
+    p.desc = a.desc;
+    return p;
+}
+
+/* Adds the V elements v[0, V) (in that order). Without a NaN among them: no per-element
+ * test (the common case); else each NaN counts and the others add. */
+template <bool HASH, typename T, int V>
+__device__ __forceinline__ void acc_add(Acc<typename KeyOf<T>::type> &a, const T (&v)[V])
+{
+    typedef typename KeyOf<T>::type K;
+    bool anynan = false;
+#pragma unroll
+    for (int j = 0; j < V; j++) anynan |= gpc_is_nan(v[j]);
+    if (!anynan) {
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            const double d = (double)v[j];
+            a.sum += d;
+            a.sumsq += d * d;
+            const K k = key_nn(v[j]);
+            a.mn = min(a.mn, k);
+            a.mx = max(a.mx, k);
+            if (HASH) a.hash += gp_mix64((uint64_t)k);
+        }
     } else {
-        const double d = (double)v;
-        a.sum += d;
-        a.sumsq += d * d;
-        a.mn = k < a.mn ? k : a.mn;
-        a.mx = k > a.mx ? k : a.mx;
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            if (gpc_is_nan(v[j])) {
+                a.nan += 1u;
+                if (HASH) a.hash += gp_mix64(gpc_key_of(v[j]));
+            } else {
+                const double d = (double)v[j];
+                a.sum += d;
+                a.sumsq += d * d;
+                const K k = key_nn(v[j]);
+                a.mn = min(a.mn, k);
+                a.mx = max(a.mx, k);
+                if (HASH) a.hash += gp_mix64((uint64_t)k);
+            }
+        }
     }
 }
 
-/* Pass 1 of stats over y[0, n): one StatPart per block into parts[blockIdx.x]. With ORDER,
- * counts descents key(y[i]) > key(y[i+1]) for i < n-1 (each pair counted by the thread that
- * owns y[i]). */
+/* One 16-byte vector (elements [c*V, c*V + V) of y[0, n)): statistics, and with ORDER the
+ * descents key(y[i]) > key(y[i+1]) for i in the vector and i < n-1 (each pair counted by
+ * the thread that owns y[i]). */
 template <typename T, bool ORDER, bool HASH>
-__global__ void __launch_bounds__(RED_THREADS)
-k_stats(const T *__restrict__ y, long long n, StatPart *__restrict__ parts)
+__device__ __forceinline__ void acc_vector(Acc<typename KeyOf<T>::type> &a, const uint4 &raw,
+                                           const T *__restrict__ y, long long c, long long n)
 {
+    constexpr int V = 16 / (int)sizeof(T);
+    T v[V];
+    memcpy(v, &raw, sizeof raw);
+    acc_add<HASH, T, V>(a, v);
+    if (ORDER) {
+        unsigned long long k[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) k[j] = gpc_key_of(v[j]);
+#pragma unroll
+        for (int j = 0; j + 1 < V; j++) a.desc += (k[j] > k[j + 1]) ? 1u : 0u;
+        const long long nx = (c + 1) * V; /* first element of the next vector */
+        if (nx < n) a.desc += (k[V - 1] > gpc_key_of(__ldg(y + nx))) ? 1u : 0u;
+    }
+}
+
+/* stats of y[0, n) in one launch (file comment). With ORDER, counts descents; with HASH,
+ * sums gp_mix64 of every key. U: 16-byte loads in flight per thread. */
+template <typename T, bool ORDER, bool HASH, int U>
+__global__ void __launch_bounds__(RED_THREADS)
+k_stats(const T *__restrict__ y, long long n, Sink sk)
+{
+    typedef typename KeyOf<T>::type K;
     constexpr int V = 16 / (int)sizeof(T); /* elements per 16-byte vector */
-    StatPart a = identity<StatPart>();
+    Acc<K> a;
+    acc_init(a);
     const long long tid = (long long)blockIdx.x * RED_THREADS + threadIdx.x;
     const long long nth = (long long)gridDim.x * RED_THREADS;
     long long scalar_from = 0;
@@ -197,44 +338,36 @@ k_stats(const T *__restrict__ y, long long n, StatPart *__restrict__ parts)
     if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
         const long long nvec = n / V;
         const uint4 *yv = reinterpret_cast<const uint4 *>(y);
-        for (long long c = tid; c < nvec; c += nth) {
-            const uint4 raw = __ldg(yv + c);
-            T v[V];
-            memcpy(v, &raw, sizeof raw);
-            unsigned long long k[V];
+        long long c = tid;
+        /* U vectors c, c+nth, ..., c+(U-1)nth per step: all loads issued first */
+        for (; c + (U - 1) * nth < nvec; c += U * nth) {
+            uint4 raw[U];
 #pragma unroll
-            for (int j = 0; j < V; j++) {
-                k[j] = gpc_key_of(v[j]);
-                stat_add<HASH>(a, v[j], k[j]);
-            }
-            if (ORDER) {
+            for (int u = 0; u < U; u++) raw[u] = __ldg(yv + c + u * nth);
 #pragma unroll
-                for (int j = 0; j + 1 < V; j++) a.desc += (k[j] > k[j + 1]) ? 1 : 0;
-                const long long nx = (c + 1) * V; /* first element of the next vector */
-                if (nx < n) a.desc += (k[V - 1] > gpc_key_of(__ldg(y + nx))) ? 1 : 0;
-            }
+            for (int u = 0; u < U; u++) acc_vector<T, ORDER, HASH>(a, raw[u], y, c + u * nth, n);
         }
+        for (; c < nvec; c += nth) acc_vector<T, ORDER, HASH>(a, __ldg(yv + c), y, c, n);
         scalar_from = nvec * V;
     }
     for (long long i = scalar_from + tid; i < n; i += nth) {
-        const T v = __ldg(y + i);
-        const unsigned long long k = gpc_key_of(v);
-        stat_add<HASH>(a, v, k);
-        if (ORDER && i + 1 < n) a.desc += (k > gpc_key_of(__ldg(y + i + 1))) ? 1 : 0;
+        const T v[1] = {__ldg(y + i)};
+        acc_add<HASH, T, 1>(a, v);
+        if (ORDER && i + 1 < n) a.desc += (gpc_key_of(v[0]) > gpc_key_of(__ldg(y + i + 1))) ? 1u : 0u;
     }
 
-    a = block_reduce(a);
-    if (threadIdx.x == 0) parts[blockIdx.x] = a;
+    const StatPart p = block_reduce(acc_part(a));
+    finish_last_block(p, (StatPart *)sk.parts, sk.ticket, &sk.result->stats, y, n, (int)sizeof(T),
+                      sk.result->ends);
 }
 
-/* ---- trapezoid kernels (pass 1) ------------------------------------------------------- */
+/* ---- trapezoid kernels ---------------------------------------------------------------- */
 
-/* Pass 1 of trap_x: sum over i in [0, n-1) of (x[i+1]-x[i]) * (y[i]+y[i+1]) * 0.5 (the CPU
- * twin's expression), one double per block into parts[blockIdx.x]. */
+/* trap_x: sum over i in [0, n-1) of (x[i+1]-x[i]) * (y[i]+y[i+1]) * 0.5 (the CPU twin's
+ * expression) into result->dsum; x[0] and x[n-1] into result->ends. */
 template <typename T>
 __global__ void __launch_bounds__(RED_THREADS)
-k_trap_x(const T *__restrict__ y, const double *__restrict__ x, long long n,
-         double *__restrict__ parts)
+k_trap_x(const T *__restrict__ y, const double *__restrict__ x, long long n, Sink sk)
 {
     double acc = 0.0;
     const long long tid = (long long)blockIdx.x * RED_THREADS + threadIdx.x;
@@ -245,7 +378,7 @@ k_trap_x(const T *__restrict__ y, const double *__restrict__ x, long long n,
         acc += (x1 - x0) * (y0 + y1) * 0.5;
     }
     acc = block_reduce(acc);
-    if (threadIdx.x == 0) parts[blockIdx.x] = acc;
+    finish_last_block(acc, (double *)sk.parts, sk.ticket, &sk.result->dsum, x, n, 8, sk.result->ends);
 }
 
 template <int F> __device__ __forceinline__ double eval_fn(double x)
@@ -256,13 +389,12 @@ template <int F> __device__ __forceinline__ double eval_fn(double x)
     return exp(-x * x); /* GP_FN_GAUSS */
 }
 
-/* Pass 1 of trap_fn: sum over i in [i0, i1) of w_i f(a + i*h), w_i = 1/2 at i == 0 and
- * i == n, else 1; x = a + (double)i * h rounded exactly like the CPU twin (no FMA
- * contraction). One double per block into parts[blockIdx.x]. */
+/* trap_fn: sum over i in [i0, i1) of w_i f(a + i*h), w_i = 1/2 at i == 0 and i == n, else
+ * 1; x = a + (double)i * h rounded exactly like the CPU twin (no FMA contraction). Result in
+ * result->dsum. */
 template <int F>
 __global__ void __launch_bounds__(RED_THREADS)
-k_trap_fn(double a, double h, long long n, long long i0, long long i1,
-          double *__restrict__ parts)
+k_trap_fn(double a, double h, long long n, long long i0, long long i1, Sink sk)
 {
     double acc = 0.0;
     const long long tid = (long long)blockIdx.x * RED_THREADS + threadIdx.x;
@@ -273,13 +405,11 @@ k_trap_fn(double a, double h, long long n, long long i0, long long i1,
         acc += w * eval_fn<F>(xi);
     }
     acc = block_reduce(acc);
-    if (threadIdx.x == 0) parts[blockIdx.x] = acc;
+    finish_last_block(acc, (double *)sk.parts, sk.ticket, &sk.result->dsum, (const void *)NULL, 0, 8,
+                      sk.result->ends);
 }
 
 /* ---- host side ------------------------------------------------------------------------ */
-
-void *g_scratch = NULL; /* device buffer: parts area, then the ResultBlock */
-int g_scratch_dev = -1; /* device it belongs to */
 
 constexpr size_t PARTS_BYTES =
     ((RED_MAX_BLOCKS * sizeof(StatPart) > RED_MAX_BLOCKS * sizeof(double)
@@ -287,110 +417,168 @@ constexpr size_t PARTS_BYTES =
           : RED_MAX_BLOCKS * sizeof(double)) +
      255) / 256 * 256;
 
-/* The scratch buffer for the current device (allocated on first use). */
-int get_scratch(const gpc_devinfo *d, Scratch *s)
+struct Scratch {
+    int device;            /* CUDA ordinal, -1 before the first call */
+    void *dev;             /* PARTS_BYTES of partials, then the ticket */
+    ResultBlock *host;     /* pinned, mapped result block */
+    ResultBlock *host_dev; /* its device address */
+};
+Scratch g_scratch = {-1, NULL, NULL, NULL};
+
+/* The scratch of the current device (allocated on first use; one of a previously current
+ * device is kept, not freed). */
+int get_scratch(const gpc_devinfo *d, Scratch **out)
 {
-    if (g_scratch == NULL || g_scratch_dev != d->device) {
-        void *p = NULL;
-        CUDA_CHECK(cudaMalloc(&p, PARTS_BYTES + sizeof(ResultBlock)));
-        /* zeroed once, so that the fields a call does not write (dsum during stats, ends
-         * during trap_fn) are defined when the whole result block is copied back */
-        cudaError_t e = cudaMemset(p, 0, PARTS_BYTES + sizeof(ResultBlock));
+    if (g_scratch.device != d->device) {
+        void *p = NULL, *h = NULL, *hd = NULL;
+        cudaError_t e = cudaMalloc(&p, PARTS_BYTES + 256);
+        const char *what = "cudaMalloc(reduction scratch)";
+        if (e == cudaSuccess) {
+            what = "cudaMemset(reduction scratch)";
+            e = cudaMemset(p, 0, PARTS_BYTES + 256); /* the ticket starts at 0 */
+        }
+        if (e == cudaSuccess) {
+            what = "cudaHostAlloc(mapped result block)";
+            e = cudaHostAlloc(&h, sizeof(ResultBlock), cudaHostAllocMapped | cudaHostAllocPortable);
+        }
+        if (e == cudaSuccess) {
+            what = "cudaHostGetDevicePointer(result block)";
+            e = cudaHostGetDevicePointer(&hd, h, 0);
+        }
         if (e != cudaSuccess) {
-            gpc_set_error("%s:%d: cudaMemset(scratch): %s", __FILE__, __LINE__,
-                          cudaGetErrorString(e));
+            gpc_set_error("%s:%d: %s: %s", __FILE__, __LINE__, what, cudaGetErrorString(e));
             (void)cudaGetLastError();
-            (void)cudaFree(p);
+            if (p) (void)cudaFree(p);
+            if (h) (void)cudaFreeHost(h);
             return GP_EDEVICE;
         }
-        g_scratch = p; /* a buffer of a previously current device is kept (not freed) */
-        g_scratch_dev = d->device;
+        g_scratch.device = d->device;
+        g_scratch.dev = p;
+        g_scratch.host = (ResultBlock *)h;
+        g_scratch.host_dev = (ResultBlock *)hd;
     }
-    s->parts = g_scratch;
-    s->result = (ResultBlock *)((char *)g_scratch + PARTS_BYTES);
+    *out = &g_scratch;
     return GP_OK;
 }
 
-/* Pass-1 grid size for `work` items: min(RED_MAX_BLOCKS, SMs x resident blocks of `kernel`
- * per SM, ceil(work / (RED_THREADS * RED_MIN_PER_THREAD))), at least 1. */
-template <class K> int grid_for(K kernel, long long work, const gpc_devinfo *d, int *blocks)
+/* The sink of one launch on scratch s (the result block cleared first). */
+Sink sink_of(Scratch *s)
 {
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, RED_THREADS, 0));
-    if (per_sm < 1) per_sm = 1;
+    memset(s->host, 0, sizeof *s->host);
+    Sink k;
+    k.parts = s->dev;
+    k.ticket = (unsigned *)((char *)s->dev + PARTS_BYTES);
+    k.result = s->host_dev;
+    return k;
+}
+
+/* Resident blocks per SM of a kernel, cached per (kernel, device). */
+int per_sm_of(const void *kernel, const gpc_devinfo *d, int *per_sm)
+{
+    static struct { const void *k; int dev, per_sm; } cache[64];
+    static int ncache = 0;
+    for (int i = 0; i < ncache; i++)
+        if (cache[i].k == kernel && cache[i].dev == d->device) {
+            *per_sm = cache[i].per_sm;
+            return GP_OK;
+        }
+    int b = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, RED_THREADS, 0));
+    if (b < 1) b = 1;
+    if (ncache < 64) cache[ncache++] = {kernel, d->device, b};
+    *per_sm = b;
+    return GP_OK;
+}
+
+/* Grid size for `work` items at `per_thread` items per thread and step: min(RED_MAX_BLOCKS,
+ * SMs x resident blocks per SM, ceil(work / (RED_THREADS * per_thread))), at least 1. */
+int grid_for(const void *kernel, long long work, int per_thread, const gpc_devinfo *d, int *blocks)
+{
+    int per_sm = 1;
+    int rc = per_sm_of(kernel, d, &per_sm);
+    if (rc) return rc;
     long long b = (long long)d->sm_count * per_sm;
     if (b > RED_MAX_BLOCKS) b = RED_MAX_BLOCKS;
-    const long long need = (work + (long long)RED_THREADS * RED_MIN_PER_THREAD - 1) /
-                           ((long long)RED_THREADS * RED_MIN_PER_THREAD);
+    const long long step = (long long)RED_THREADS * per_thread;
+    const long long need = (work + step - 1) / step;
     if (b > need) b = need;
     if (b < 1) b = 1;
     *blocks = (int)b;
     return GP_OK;
 }
 
-/* Launches pass 1 of stats, instantiated for one (ORDER, HASH) choice. */
+/* Waits for the launch just made and checks it. */
+int wait_result(const char *what)
+{
+    CUDA_CHECK_LAUNCH(what);
+    CUDA_CHECK(cudaStreamSynchronize(0));
+    return GP_OK;
+}
+
+/* Loads in flight per thread of the plain statistics (no order, no hash): RED_UNROLL, or
+ * GPUPRIM_STATS_UNROLL = 2, 4 or 8 (a tuning knob for the benchmark; read once). */
+int stats_unroll()
+{
+    static int u = 0;
+    if (u == 0) {
+        const char *e = getenv("GPUPRIM_STATS_UNROLL");
+        u = (e && (strcmp(e, "2") == 0 || strcmp(e, "4") == 0 || strcmp(e, "8") == 0)) ? atoi(e)
+                                                                                       : RED_UNROLL;
+    }
+    return u;
+}
+
+/* Launches k_stats<T, ORDER, HASH, U> and waits. */
+template <typename T, bool ORDER, bool HASH, int U>
+int launch_stats_u(const T *y, long long n, const gpc_devinfo *d, Scratch *s)
+{
+    const void *kp = (const void *)k_stats<T, ORDER, HASH, U>;
+    int blocks = 1;
+    int rc = grid_for(kp, n, U * (16 / (int)sizeof(T)), d, &blocks);
+    if (rc) return rc;
+    k_stats<T, ORDER, HASH, U><<<blocks, RED_THREADS>>>(y, n, sink_of(s));
+    return wait_result("k_stats");
+}
+
+/* Launches stats for one (ORDER, HASH) choice and waits. */
 template <typename T, bool ORDER, bool HASH>
-int launch_stats(const T *y, long long n, const gpc_devinfo *d, StatPart *parts, int *blocks)
+int launch_stats(const T *y, long long n, const gpc_devinfo *d, Scratch *s)
 {
-    int rc = grid_for(k_stats<T, ORDER, HASH>, n, d, blocks);
-    if (rc) return rc;
-    k_stats<T, ORDER, HASH><<<*blocks, RED_THREADS>>>(y, n, parts);
-    CUDA_CHECK_LAUNCH("k_stats");
-    return GP_OK;
+    if (!ORDER && !HASH) {
+        const int u = stats_unroll();
+        if (u == 2) return launch_stats_u<T, ORDER, HASH, 2>(y, n, d, s);
+        if (u == 8) return launch_stats_u<T, ORDER, HASH, 8>(y, n, d, s);
+    }
+    return launch_stats_u<T, ORDER, HASH, RED_UNROLL>(y, n, d, s);
 }
 
 template <typename T>
-int run_stats(const void *yv, long long n, bool order, bool hash, const gpc_devinfo *d,
-              const Scratch &s, ResultBlock *host)
+int run_stats(const void *yv, long long n, bool order, bool hash, const gpc_devinfo *d, Scratch *s)
 {
     const T *y = (const T *)yv;
-    StatPart *parts = (StatPart *)s.parts;
-    int blocks = 1;
-    int rc = order ? (hash ? launch_stats<T, true, true>(y, n, d, parts, &blocks)
-                           : launch_stats<T, true, false>(y, n, d, parts, &blocks))
-                   : (hash ? launch_stats<T, false, true>(y, n, d, parts, &blocks)
-                           : launch_stats<T, false, false>(y, n, d, parts, &blocks));
-    if (rc) return rc;
-    k_finish<StatPart><<<1, RED_THREADS>>>(parts, blocks, &s.result->stats, y, n,
-                                           (int)sizeof(T), s.result->ends);
-    CUDA_CHECK_LAUNCH("k_finish<StatPart>");
-    CUDA_CHECK(cudaMemcpy(host, s.result, sizeof(ResultBlock), cudaMemcpyDeviceToHost));
-    return GP_OK;
+    return order ? (hash ? launch_stats<T, true, true>(y, n, d, s) : launch_stats<T, true, false>(y, n, d, s))
+                 : (hash ? launch_stats<T, false, true>(y, n, d, s) : launch_stats<T, false, false>(y, n, d, s));
 }
 
 template <typename T>
-int run_trap_x(const void *yv, const double *x, long long n, const gpc_devinfo *d,
-               const Scratch &s, ResultBlock *host)
+int run_trap_x(const void *yv, const double *x, long long n, const gpc_devinfo *d, Scratch *s)
 {
-    const T *y = (const T *)yv;
-    double *parts = (double *)s.parts;
     int blocks = 1;
-    int rc = grid_for(k_trap_x<T>, n - 1, d, &blocks);
+    int rc = grid_for((const void *)k_trap_x<T>, n - 1, 4, d, &blocks);
     if (rc) return rc;
-    k_trap_x<T><<<blocks, RED_THREADS>>>(y, x, n, parts);
-    CUDA_CHECK_LAUNCH("k_trap_x");
-    k_finish<double><<<1, RED_THREADS>>>(parts, blocks, &s.result->dsum, x, n, 8,
-                                         s.result->ends);
-    CUDA_CHECK_LAUNCH("k_finish<double>");
-    CUDA_CHECK(cudaMemcpy(host, s.result, sizeof(ResultBlock), cudaMemcpyDeviceToHost));
-    return GP_OK;
+    k_trap_x<T><<<blocks, RED_THREADS>>>((const T *)yv, x, n, sink_of(s));
+    return wait_result("k_trap_x");
 }
 
 template <int F>
-int run_trap_fn(double a, double h, long long n, long long i0, long long i1,
-                const gpc_devinfo *d, const Scratch &s, ResultBlock *host)
+int run_trap_fn(double a, double h, long long n, long long i0, long long i1, const gpc_devinfo *d,
+                Scratch *s)
 {
-    double *parts = (double *)s.parts;
     int blocks = 1;
-    int rc = grid_for(k_trap_fn<F>, i1 - i0, d, &blocks);
+    int rc = grid_for((const void *)k_trap_fn<F>, i1 - i0, 4, d, &blocks);
     if (rc) return rc;
-    k_trap_fn<F><<<blocks, RED_THREADS>>>(a, h, n, i0, i1, parts);
-    CUDA_CHECK_LAUNCH("k_trap_fn");
-    k_finish<double><<<1, RED_THREADS>>>(parts, blocks, &s.result->dsum, NULL, 0, 8,
-                                         s.result->ends);
-    CUDA_CHECK_LAUNCH("k_finish<double>");
-    CUDA_CHECK(cudaMemcpy(host, s.result, sizeof(ResultBlock), cudaMemcpyDeviceToHost));
-    return GP_OK;
+    k_trap_fn<F><<<blocks, RED_THREADS>>>(a, h, n, i0, i1, sink_of(s));
+    return wait_result("k_trap_fn");
 }
 
 /* The element of type t whose bits are the low gp_dtype_size(t) bytes of `bits`, as
@@ -433,7 +621,7 @@ uint64_t bits_to_key(gp_dtype t, unsigned long long bits)
  * hash (sum mod 2^64 of gp_mix64(key) over all elements), first/last key and yfirst/ylast
  * (elements 0 and n-1, NaN kept), descents and order_valid = 1 with GP_STATS_ORDER (else
  * descents = 0, order_valid = 0); has_x = 0, trap = xfirst = xlast = 0. n == 0 gives
- * gp_stats_empty() with has_x = 0 and order_valid as above, with no launch. Two-pass
+ * gp_stats_empty() with has_x = 0 and order_valid as above, with no launch. One-launch
  * deterministic reduction (file comment): bitwise the same on every run on one device.
  * Returns GP_OK, GP_EINVAL (bad t, n < 0, NULL pointers, unknown flags) or GP_EDEVICE. */
 extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flags,
@@ -455,22 +643,21 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
     const gpc_devinfo *d = NULL;
     int rc = gpc_devinfo_get(&d);
     if (rc) return rc;
-    Scratch s;
+    Scratch *s = NULL;
     rc = get_scratch(d, &s);
     if (rc) return rc;
 
-    ResultBlock r;
-    memset(&r, 0, sizeof r);
     switch (t) {
-    case GP_F32: rc = run_stats<float>(y, n, order, hash, d, s, &r); break;
-    case GP_F64: rc = run_stats<double>(y, n, order, hash, d, s, &r); break;
-    case GP_I32: rc = run_stats<int32_t>(y, n, order, hash, d, s, &r); break;
-    case GP_I64: rc = run_stats<int64_t>(y, n, order, hash, d, s, &r); break;
-    case GP_U32: rc = run_stats<uint32_t>(y, n, order, hash, d, s, &r); break;
-    case GP_U64: rc = run_stats<uint64_t>(y, n, order, hash, d, s, &r); break;
+    case GP_F32: rc = run_stats<float>(y, n, order, hash, d, s); break;
+    case GP_F64: rc = run_stats<double>(y, n, order, hash, d, s); break;
+    case GP_I32: rc = run_stats<int32_t>(y, n, order, hash, d, s); break;
+    case GP_I64: rc = run_stats<int64_t>(y, n, order, hash, d, s); break;
+    case GP_U32: rc = run_stats<uint32_t>(y, n, order, hash, d, s); break;
+    case GP_U64: rc = run_stats<uint64_t>(y, n, order, hash, d, s); break;
     default: GPC_EINVAL("invalid dtype %d", (int)t);
     }
     if (rc) return rc;
+    const ResultBlock r = *s->host;
 
     gp_stats st;
     memset(&st, 0, sizeof st);
@@ -478,7 +665,9 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
     st.nan_count = r.stats.nan;
     st.sum = r.stats.sum;
     st.sumsq = r.stats.sumsq;
-    st.min_key = r.stats.mn;
+    /* 4-byte types: the kernel's 32-bit min of all ones comes back as ~0 (acc_part) */
+    st.min_key = (gp_dtype_size(t) == 4 && r.stats.mn == ~0ull && r.stats.nan < n) ? 0xFFFFFFFFull
+                                                                                    : r.stats.mn;
     st.max_key = r.stats.mx;
     st.hash = r.stats.hash;
     st.first_key = bits_to_key(t, r.ends[0]);
@@ -499,7 +688,7 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
  *
  * t: type of y; y: device pointer to n elements of type t; x: device pointer to n float64
  * coordinates; io: host record. Sets io->trap = sum over i in [0, n-1) of
- * (x[i+1]-x[i]) * (y[i]+y[i+1]) * 0.5 (y converted to double; deterministic two-pass sum),
+ * (x[i+1]-x[i]) * (y[i]+y[i+1]) * 0.5 (y converted to double; deterministic one-launch sum),
  * io->xfirst = x[0], io->xlast = x[n-1], io->has_x = 1; other fields are kept. n == 1:
  * trap = 0, xfirst = xlast = x[0]; n == 0: trap = xfirst = xlast = 0, has_x = 1 (as the
  * CPU twin), no launch. Returns GP_OK, GP_EINVAL (bad t, n < 0, NULL pointers) or
@@ -521,22 +710,21 @@ extern "C" int gp_cuda_trap_x(gp_dtype t, const void *y, const double *x, int64_
     const gpc_devinfo *d = NULL;
     int rc = gpc_devinfo_get(&d);
     if (rc) return rc;
-    Scratch s;
+    Scratch *s = NULL;
     rc = get_scratch(d, &s);
     if (rc) return rc;
 
-    ResultBlock r;
-    memset(&r, 0, sizeof r);
     switch (t) {
-    case GP_F32: rc = run_trap_x<float>(y, x, n, d, s, &r); break;
-    case GP_F64: rc = run_trap_x<double>(y, x, n, d, s, &r); break;
-    case GP_I32: rc = run_trap_x<int32_t>(y, x, n, d, s, &r); break;
-    case GP_I64: rc = run_trap_x<int64_t>(y, x, n, d, s, &r); break;
-    case GP_U32: rc = run_trap_x<uint32_t>(y, x, n, d, s, &r); break;
-    case GP_U64: rc = run_trap_x<uint64_t>(y, x, n, d, s, &r); break;
+    case GP_F32: rc = run_trap_x<float>(y, x, n, d, s); break;
+    case GP_F64: rc = run_trap_x<double>(y, x, n, d, s); break;
+    case GP_I32: rc = run_trap_x<int32_t>(y, x, n, d, s); break;
+    case GP_I64: rc = run_trap_x<int64_t>(y, x, n, d, s); break;
+    case GP_U32: rc = run_trap_x<uint32_t>(y, x, n, d, s); break;
+    case GP_U64: rc = run_trap_x<uint64_t>(y, x, n, d, s); break;
     default: GPC_EINVAL("invalid dtype %d", (int)t);
     }
     if (rc) return rc;
+    const ResultBlock r = *s->host;
     double x0, x1;
     memcpy(&x0, &r.ends[0], 8);
     memcpy(&x1, &r.ends[1], 8);
@@ -572,20 +760,18 @@ extern "C" int gp_cuda_trap_fn(gp_func f, double a, double h, int64_t n, int64_t
     const gpc_devinfo *d = NULL;
     int rc = gpc_devinfo_get(&d);
     if (rc) return rc;
-    Scratch s;
+    Scratch *s = NULL;
     rc = get_scratch(d, &s);
     if (rc) return rc;
 
-    ResultBlock r;
-    memset(&r, 0, sizeof r);
     switch (f) {
-    case GP_FN_X2: rc = run_trap_fn<GP_FN_X2>(a, h, n, i0, i1, d, s, &r); break;
-    case GP_FN_SIN: rc = run_trap_fn<GP_FN_SIN>(a, h, n, i0, i1, d, s, &r); break;
-    case GP_FN_EXP: rc = run_trap_fn<GP_FN_EXP>(a, h, n, i0, i1, d, s, &r); break;
-    case GP_FN_GAUSS: rc = run_trap_fn<GP_FN_GAUSS>(a, h, n, i0, i1, d, s, &r); break;
+    case GP_FN_X2: rc = run_trap_fn<GP_FN_X2>(a, h, n, i0, i1, d, s); break;
+    case GP_FN_SIN: rc = run_trap_fn<GP_FN_SIN>(a, h, n, i0, i1, d, s); break;
+    case GP_FN_EXP: rc = run_trap_fn<GP_FN_EXP>(a, h, n, i0, i1, d, s); break;
+    case GP_FN_GAUSS: rc = run_trap_fn<GP_FN_GAUSS>(a, h, n, i0, i1, d, s); break;
     default: GPC_EINVAL("unknown integrand %d", (int)f);
     }
     if (rc) return rc;
-    *wsum = r.dsum;
+    *wsum = s->host->dsum;
     return GP_OK;
 }

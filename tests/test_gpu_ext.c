@@ -1,8 +1,12 @@
 /* test_gpu_ext.c — the issue 7 entries of the CUDA backend against their CPU twins
  * (kernels/cpu_ext.c), bit for bit.
  *
- * Usage: test_gpu_ext [--quick | --tiny]   (--quick: sizes up to 65537 only; --tiny: up to
- * 4097, every code path on the least data, for the slow compute-sanitizer tools)
+ * Usage: test_gpu_ext [--quick | --tiny] [--section all|cases|merge]
+ *   --quick: sizes up to 65537 only; --tiny: every code path on the least data, for the slow
+ *   compute-sanitizer tools (sizes 1, 33, 1025, 4097; distributions uniform, fewunique,
+ *   special; merges of at most 4097 elements); --section runs only the per-dtype cases
+ *   (sorts, pairs, exact sums) or only the merge_split_pairs cases (with test_api), so
+ *   that racecheck can check the two in parallel processes.
  * Environment: GPUPRIM_TEST_SEED (decimal or 0x...) seeds the data (the seed is printed).
  * Exit: 0 all passed, 1 some check failed, 77 no CUDA device visible (CTest's skip code).
  *
@@ -498,7 +502,7 @@ done:
     free(gv);
 }
 
-static void test_merge(int quick)
+static void test_merge(int quick, int tiny)
 {
     static const int64_t fixed[][3] = {
         {0, 0, 0},       {0, 0, 5},          {0, 5, 5},           {5, 0, 5},
@@ -509,12 +513,12 @@ static void test_merge(int quick)
     for (int width = 4; width <= 8; width += 4)
         for (int stable = 0; stable <= 1; stable++)
             for (size_t k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
-                if (quick && fixed[k][2] > 65537) continue;
+                if ((quick && fixed[k][2] > 65537) || (tiny && fixed[k][2] > 4097)) continue;
                 merge_case(width, stable, fixed[k][0], fixed[k][1], fixed[k][2], 7);
                 merge_case(width, stable, fixed[k][0], fixed[k][1], fixed[k][2], 1ull << 40);
             }
-    for (int r = 0; r < 60; r++) {
-        const int64_t m = (int64_t)(rnd() % 10000);
+    for (int r = 0; r < (tiny ? 8 : 60); r++) {
+        const int64_t m = (int64_t)(rnd() % (tiny ? 2000 : 10000));
         const int64_t nlo = m ? (int64_t)(rnd() % (uint64_t)(m + 1)) : 0;
         const int64_t nhi = m ? (int64_t)(rnd() % (uint64_t)(m + 1)) : 0;
         merge_case(r & 1 ? 8 : 4, (r >> 1) & 1, nlo, nhi, m, (r >> 2) & 1 ? 5 : 1000000);
@@ -591,12 +595,20 @@ static void test_api(void)
 
 int main(int argc, char **argv)
 {
-    int quick = 0, tiny = 0;
+    int quick = 0, tiny = 0, cases = 1, merges = 1;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
         else if (strcmp(argv[i], "--tiny") == 0) quick = tiny = 1;
-        else {
-            fprintf(stderr, "usage: %s [--quick | --tiny]\n", argv[0]);
+        else if (strcmp(argv[i], "--section") == 0 && i + 1 < argc) {
+            i++;
+            cases = strcmp(argv[i], "all") == 0 || strcmp(argv[i], "cases") == 0;
+            merges = strcmp(argv[i], "all") == 0 || strcmp(argv[i], "merge") == 0;
+            if (!cases && !merges) {
+                fprintf(stderr, "%s: --section: all, cases or merge, not '%s'\n", argv[0], argv[i]);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: %s [--quick | --tiny] [--section all|cases|merge]\n", argv[0]);
             return 2;
         }
     }
@@ -625,16 +637,29 @@ int main(int argc, char **argv)
            name, busid, seed, tiny ? "; --tiny" : quick ? "; --quick" : "");
     fflush(stdout);
 
-    test_api();
     static const int64_t sizes[] = {0,    1,    2,    7,    31,    32,      33,      1023,
                                     1024, 1025, 4095, 4096, 4097, 65537, 1000003, (1 << 21) + 1};
-    for (int t = 0; t < GP_NDTYPES; t++)
-        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-            if ((quick && sizes[k] > 65537) || (tiny && sizes[k] > 4097)) continue;
-            for (int dist = 0; dist < D_COUNT; dist++) run_case((gp_dtype)t, sizes[k], dist, 1);
+    static const int64_t tiny_sizes[] = {1, 33, 1025, 4097};
+    const int64_t *sz = tiny ? tiny_sizes : sizes;
+    const size_t nsz = tiny ? sizeof tiny_sizes / sizeof tiny_sizes[0] : sizeof sizes / sizeof sizes[0];
+    if (cases) {
+        for (int t = 0; t < GP_NDTYPES; t++) {
+            for (size_t k = 0; k < nsz; k++) {
+                if (quick && sz[k] > 65537) continue;
+                for (int dist = 0; dist < D_COUNT; dist++)
+                    if (!tiny || dist == D_UNIFORM || dist == D_FEWUNIQUE || dist == D_SPECIAL)
+                        run_case((gp_dtype)t, sz[k], dist, 1);
+            }
+            printf("  %s cases done (%lld passed, %lld failed so far)\n", gp_dtype_name((gp_dtype)t),
+                   g_pass, g_fail);
+            fflush(stdout);
         }
-    test_merge(quick);
-    if (!quick) test_large_sums();
+    }
+    if (merges) {
+        test_api();
+        test_merge(quick, tiny);
+    }
+    if (cases && !quick) test_large_sums();
     printf("%lld passed, %lld failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

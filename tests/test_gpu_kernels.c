@@ -465,6 +465,57 @@ done:
     free(x);
 }
 
+/* Every element with the largest key of its type (UINT32_MAX, INT32_MAX, +inf, UINT64_MAX,
+ * INT64_MAX) or every element a NaN, and those with one smaller element last: the 32-bit
+ * min/max accumulators of the 4-byte types use the all-ones key as their identity, so these
+ * are the inputs where a wrong identity would show. */
+static void test_top_keys(void)
+{
+    static const int64_t ns[] = {1, 2, 33, 4097, 65537};
+    for (int t = 0; t < GP_NDTYPES; t++)
+        for (int kind = 0; kind < 4; kind++) {
+            const gp_dtype dt = (gp_dtype)t;
+            const int isf = dt == GP_F32 || dt == GP_F64;
+            if (kind >= 2 && !isf) continue;
+            unsigned char top[8], low[8];
+            uint64_t tb, lb = 5; /* low: a small positive integer / denormal bit pattern */
+            switch (dt) {
+            case GP_F32: tb = kind >= 2 ? 0x7FFFFFFFu : 0x7F800000u; break;  /* NaN / +inf */
+            case GP_F64: tb = kind >= 2 ? 0x7FFFFFFFFFFFFFFFull : 0x7FF0000000000000ull; break;
+            case GP_I32: tb = 0x7FFFFFFFu; break;
+            case GP_U32: tb = 0xFFFFFFFFu; break;
+            case GP_I64: tb = 0x7FFFFFFFFFFFFFFFull; break;
+            default: tb = 0xFFFFFFFFFFFFFFFFull; break;
+            }
+            const size_t es = gp_dtype_size(dt);
+            if (es == 4) {
+                uint32_t a = (uint32_t)tb, b = (uint32_t)lb;
+                memcpy(top, &a, 4);
+                memcpy(low, &b, 4);
+            } else {
+                memcpy(top, &tb, 8);
+                memcpy(low, &lb, 8);
+            }
+            for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+                const int64_t n = ns[k];
+                tcase c = {"setup", dt, n, (kind & 1) ? "top+one-low" : kind >= 2 ? "all-nan" : "all-top"};
+                unsigned char *y = (unsigned char *)malloc((size_t)n * es);
+                void *dy = G->alloc((size_t)n * es);
+                if (!y || !dy) {
+                    failf(&c, "allocation failed (%s)", G->last_error());
+                } else {
+                    for (int64_t i = 0; i < n; i++) memcpy(y + (size_t)i * es, top, es);
+                    if (kind & 1) memcpy(y + (size_t)(n - 1) * es, low, es);
+                    GPU_OK(&c, G->upload(dy, y, (size_t)n * es), goto next);
+                    test_stats(c, y, dy, 0);
+                }
+            next:
+                G->free(dy);
+                free(y);
+            }
+        }
+}
+
 /* ---- trap_fn -------------------------------------------------------------------------- */
 
 static void test_trap_fn(void)
@@ -720,6 +771,7 @@ int main(int argc, char **argv)
         run_case(GP_F32, (1 << 24) + 3, D_SPECIAL);
         run_case(GP_U64, (1 << 24) + 3, D_UNIFORM);
     }
+    test_top_keys();
     test_trap_fn();
     test_merge(quick);
 
