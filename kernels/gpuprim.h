@@ -13,8 +13,10 @@
  *   exchange.h    the distributed operations over an MPI communicator:
  *                   gp_stats_reduce / gp_stats_allreduce  combine every rank's gp_stats in
  *                                   rank order (deterministic for a given rank count),
- *                   gp_bitonic_exchange  rank-level bitonic merge exchange that leaves
- *                                   sorted shards globally sorted across the ranks,
+ *                   gp_bitonic_exchange / gp_bitonic_exchange_pairs  rank-level bitonic
+ *                                   merge exchange that leaves sorted shards globally
+ *                                   sorted across the ranks (device memory: the shard
+ *                                   and one receive buffer of the same size),
  *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors);
  *   h5io.h        parallel HDF5 shard reads and safe writes (gp_shard_range, gp_h5_open,
  *                 gp_h5_read, gp_h5_write, gp_h5_close).

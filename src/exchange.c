@@ -197,21 +197,58 @@ static void die(MPI_Comm comm, int rank, const char *what, const char *detail)
 /* The exchange of gp_bitonic_exchange / gp_bitonic_exchange_pairs: with v == NULL keys
  * only; else every key carries one uint64 value (v->vals etc.). */
 typedef struct pair_bufs {
-    uint64_t **vals, **vspare, *vrecv;
+    uint64_t *vals, *vrecv;
     uint64_t *hv_send, *hv_recv;
     int stable;
 } pair_bufs;
 
+/* Key i of a host array of unsigned keys of `width` bytes (4 or 8, native endianness). */
+static uint64_t key_at(const void *k, int width, int64_t i)
+{
+    return width == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
+}
+
+/* 1 when hi's element b goes strictly before lo's element a in the merge: its key is
+ * smaller, or (stable) the keys are equal and its value is smaller. Equal elements keep
+ * lo first, the backends' tie rule (merge_split_keys / merge_split_pairs). lv / hv are read
+ * only when stable. */
+static int hi_before(int width, int stable, const void *lk, const uint64_t *lv, int64_t a,
+                     const void *hk, const uint64_t *hv, int64_t b)
+{
+    const uint64_t x = key_at(hk, width, b), y = key_at(lk, width, a);
+    if (x != y) return x < y;
+    return stable && hv[b] < lv[a];
+}
+
+/* Merge path on the host: the number i of lo's elements among the first t of the merge of
+ * lo (nlo) and hi (nhi), 0 <= t <= nlo + nhi, with the tie rule of hi_before (hi's j = t - i
+ * elements make up the rest). The predicate "hi[t-1-i] goes before lo[i]" is false, then
+ * true as i grows; i is the first i in [max(0, t-nhi), min(t, nlo)] where it holds (or the
+ * top of the range), so lo[i-1] goes before hi[j] and hi[j-1] before lo[i]. O(log m). */
+static int64_t merge_path_split(int width, int stable, const void *lk, const uint64_t *lv,
+                                int64_t nlo, const void *hk, const uint64_t *hv, int64_t nhi,
+                                int64_t t)
+{
+    int64_t a = t > nhi ? t - nhi : 0, b = t < nlo ? t : nlo;
+    while (a < b) {
+        const int64_t i = a + (b - a) / 2; /* i < min(t, nlo), so lo[i] and hi[t-1-i] exist */
+        if (hi_before(width, stable, lk, lv, i, hk, hv, t - 1 - i)) b = i;
+        else a = i + 1;
+    }
+    return a;
+}
+
 static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, void **keys,
-                    int64_t *nkeys, void **spare, void *recv, void *host_send, void *host_recv,
+                    int64_t *nkeys, void *recv, void *host_send, void *host_recv,
                     const pair_bufs *v, gp_exchange_info *info)
 {
     int rank, P;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
     memset(info, 0, sizeof *info);
-    /* the CPU backend's "device" memory is host memory: send and merge in place */
+    /* the CPU backend's "device" memory is host memory: send my shard as it is */
     const int host_resident = strcmp(be->name, "cpu") == 0;
+    const int stable = v ? v->stable != 0 : 0;
     int P2 = 1;
     while (P2 < P) P2 <<= 1;
 
@@ -223,20 +260,21 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
             int partner = (j == (k >> 1)) ? (rank ^ (k - 1)) : (rank ^ j);
             if (partner >= P) continue; /* virtual all-+inf shard: keep mine */
             const int lower = rank < partner;
+            /* 1. transfers: counts; my run device -> host (host_send / hv_send), MPI into
+             * host_recv / hv_recv; then both sorted runs are host memory */
             double t0 = MPI_Wtime();
             int64_t mine = *nkeys, theirs = 0;
             int rc = MPI_Sendrecv(&mine, 1, MPI_INT64_T, partner, 6, &theirs, 1, MPI_INT64_T,
                                   partner, 6, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "count exchange failed");
-            /* keys, then values: device -> host, MPI, host -> device (in place on the CPU) */
-            const void *other = NULL;
-            const uint64_t *vother = NULL;
+            if (theirs < 0 || theirs > m) die(comm, rank, "MPI_Sendrecv", "partner count out of range");
+            const void *hmine = NULL;     /* my keys, host memory */
+            const uint64_t *hvmine = NULL; /* my values, host memory */
             for (int part = 0; part < (v ? 2 : 1); part++) {
                 const int w = part ? 8 : width;
-                void *dsrc = part ? (void *)*v->vals : *keys;
+                void *dsrc = part ? (void *)v->vals : *keys;
                 void *hs = part ? (void *)v->hv_send : host_send;
                 void *hr = part ? (void *)v->hv_recv : host_recv;
-                void *drecv = part ? (void *)v->vrecv : recv;
                 const void *sendp = dsrc;
                 if (!host_resident) {
                     if (be->download(hs, dsrc, (size_t)mine * w))
@@ -245,42 +283,64 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
                 }
                 rc = gp_sendrecv_bytes(comm, partner, sendp, mine * w, hr, theirs * w);
                 if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "shard exchange failed");
-                const void *got = hr;
-                if (!host_resident) {
-                    if (be->upload(drecv, hr, (size_t)theirs * w))
-                        die(comm, rank, "upload", be->last_error());
-                    got = drecv;
-                }
-                if (part) vother = (const uint64_t *)got;
-                else other = got;
+                if (part) hvmine = (const uint64_t *)sendp;
+                else hmine = sendp;
                 info->bytes_sent += mine * w;
             }
             double t1 = MPI_Wtime();
-            const void *lo = lower ? *keys : other, *hi = lower ? other : *keys;
-            int64_t nlo = lower ? mine : theirs, nhi = lower ? theirs : mine, nout = 0;
-            if (!v) {
-                if (be->merge_split_keys(width, lo, nlo, hi, nhi, m, !lower, *spare, &nout))
-                    die(comm, rank, "merge-split", be->last_error());
-            } else {
-                const uint64_t *vlo = lower ? *v->vals : vother, *vhi = lower ? vother : *v->vals;
-                if (be->merge_split_pairs(width, lo, vlo, nlo, hi, vhi, nhi, m, !lower, v->stable,
-                                          *spare, *v->vspare, &nout))
-                    die(comm, rank, "merge-split", be->last_error());
-                uint64_t *tv = *v->vals;
-                *v->vals = *v->vspare;
-                *v->vspare = tv;
+            /* 2. the merge-path split of merge(lo, hi) at t = min(m, nlo + nhi), on the
+             * host: the lower rank keeps lo[0, i) and hi[0, t-i), the upper one the rest */
+            const void *lo = lower ? hmine : host_recv, *hi = lower ? host_recv : hmine;
+            const uint64_t *vlo = NULL, *vhi = NULL;
+            if (v) {
+                vlo = lower ? hvmine : v->hv_recv;
+                vhi = lower ? v->hv_recv : hvmine;
             }
-            void *tmp = *keys;
-            *keys = *spare;
-            *spare = tmp;
+            const int64_t nlo = lower ? mine : theirs, nhi = lower ? theirs : mine;
+            const int64_t t = nlo + nhi < m ? nlo + nhi : m;
+            const int64_t si = merge_path_split(width, stable, lo, vlo, nlo, hi, vhi, nhi, t);
+            const int64_t sj = t - si;
+            const int64_t a0 = lower ? 0 : si, ka = lower ? si : nlo - si; /* kept of lo */
+            const int64_t b0 = lower ? 0 : sj, kb = lower ? sj : nhi - sj; /* kept of hi */
+            double t2 = MPI_Wtime();
+            /* 3. upload the kept runs side by side into recv (lo's part first, so that ties
+             * keep lo first): recv[0, ka) and recv[ka, ka + kb), ka + kb <= m */
+            for (int part = 0; part < (v ? 2 : 1); part++) {
+                const size_t w = part ? 8 : (size_t)width;
+                char *d = part ? (char *)v->vrecv : (char *)recv;
+                const char *l = part ? (const char *)vlo : (const char *)lo;
+                const char *h = part ? (const char *)vhi : (const char *)hi;
+                if (be->upload(d, l + (size_t)a0 * w, (size_t)ka * w) ||
+                    be->upload(d + (size_t)ka * w, h + (size_t)b0 * w, (size_t)kb * w))
+                    die(comm, rank, "upload", be->last_error());
+            }
+            double t3 = MPI_Wtime();
+            /* 4. merge them (the lower half of a merge-split with m = ka + kb: everything)
+             * straight into my shard buffer */
+            int64_t nout = 0;
+            if (ka + kb > 0) {
+                const char *rb = (const char *)recv + (size_t)ka * (size_t)width;
+                if (!v) {
+                    if (be->merge_split_keys(width, recv, ka, rb, kb, ka + kb, 0, *keys, &nout))
+                        die(comm, rank, "merge-split", be->last_error());
+                } else {
+                    if (be->merge_split_pairs(width, recv, v->vrecv, ka, rb, v->vrecv + ka, kb,
+                                              ka + kb, 0, v->stable, *keys, v->vals, &nout))
+                        die(comm, rank, "merge-split", be->last_error());
+                }
+            }
+            if (nout != ka + kb) die(comm, rank, "merge-split", "unexpected output count");
             *nkeys = nout;
             info->merges++;
-            double t2 = MPI_Wtime();
-            info->t_comm += t1 - t0;
-            info->t_merge += t2 - t1;
+            double t4 = MPI_Wtime();
+            /* comm: counts, download, MPI and the upload of the kept runs (every transfer);
+             * merge: the host split and the backend merge */
+            const double tc = (t1 - t0) + (t3 - t2), tm = (t2 - t1) + (t4 - t3);
+            info->t_comm += tc;
+            info->t_merge += tm;
             if (info->stages <= GP_XSTEPS_MAX) {
-                info->step_comm[info->stages - 1] = t1 - t0;
-                info->step_merge[info->stages - 1] = t2 - t1;
+                info->step_comm[info->stages - 1] = tc;
+                info->step_merge[info->stages - 1] = tm;
                 info->step_bytes[info->stages - 1] = mine * (width + (v ? 8 : 0));
             }
         }
@@ -289,20 +349,18 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
 }
 
 int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
-                        void **keys, int64_t *nkeys, void **spare, void *recv,
-                        void *host_send, void *host_recv, gp_exchange_info *info)
+                        void **keys, int64_t *nkeys, void *recv, void *host_send,
+                        void *host_recv, gp_exchange_info *info)
 {
-    return exchange(comm, be, width, m, keys, nkeys, spare, recv, host_send, host_recv, NULL,
-                    info);
+    return exchange(comm, be, width, m, keys, nkeys, recv, host_send, host_recv, NULL, info);
 }
 
 int gp_bitonic_exchange_pairs(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
-                              void **keys, uint64_t **vals, int64_t *nkeys, void **spare,
-                              uint64_t **vspare, void *recv, uint64_t *vrecv, void *host_send,
-                              void *host_recv, uint64_t *hv_send, uint64_t *hv_recv,
-                              int stable, gp_exchange_info *info)
+                              void **keys, uint64_t **vals, int64_t *nkeys, void *recv,
+                              uint64_t *vrecv, void *host_send, void *host_recv,
+                              uint64_t *hv_send, uint64_t *hv_recv, int stable,
+                              gp_exchange_info *info)
 {
-    pair_bufs v = {vals, vspare, vrecv, hv_send, hv_recv, stable};
-    return exchange(comm, be, width, m, keys, nkeys, spare, recv, host_send, host_recv, &v,
-                    info);
+    pair_bufs v = {*vals, vrecv, hv_send, hv_recv, stable};
+    return exchange(comm, be, width, m, keys, nkeys, recv, host_send, host_recv, &v, info);
 }

@@ -33,10 +33,12 @@ typedef struct gp_exchange_info {
     int stages;            /* network steps (P' = P rounded up to 2^k: log2 P'(log2 P'+1)/2) */
     int merges;            /* steps in which this rank merged with a real partner */
     int64_t bytes_sent;    /* payload bytes this rank sent */
-    double t_comm;         /* seconds in transfers (device->host, MPI, host->device) */
-    double t_merge;        /* seconds in merge-splits */
-    /* per step s < min(stages, GP_XSTEPS_MAX): seconds in transfers and in the merge-split,
-     * and the bytes this rank sent (0 when its partner was virtual) */
+    double t_comm;         /* seconds in transfers: the count exchange, device->host, MPI and
+                            * the host->device upload of the kept runs */
+    double t_merge;        /* seconds in merging: the host merge-path split and the backend
+                            * merge of the kept runs */
+    /* per step s < min(stages, GP_XSTEPS_MAX): seconds in transfers and in merging (as in
+     * t_comm / t_merge), and the bytes this rank sent (0 when its partner was virtual) */
     double step_comm[GP_XSTEPS_MAX];
     double step_merge[GP_XSTEPS_MAX];
     int64_t step_bytes[GP_XSTEPS_MAX];
@@ -45,32 +47,46 @@ typedef struct gp_exchange_info {
 /* Rank-level bitonic merge exchange (the mirror form of the bitonic network over ranks,
  * shards as elements, merge-split as compare-exchange; Baudet & Stevenson's block
  * generalisation of Batcher's network). On entry every rank holds in *keys its *nkeys
- * (<= m) keys of `width` bytes (4 or 8), sorted ascending, where m = ceil(N/P) slots per
- * rank; missing slots are virtual +inf. On return rank r holds the global slots
- * [r*m, r*m + *nkeys) of the sorted whole: the result does not depend on how the keys were
- * distributed, and ranks r with r*m >= N hold none.
- * Buffers (backend memory, each of m keys): *keys, *spare (swapped with *keys as the
- * merges go), recv; host staging buffers host_send and host_recv of m keys each (pinned
- * for CUDA; unused for the CPU backend). A partner rank >= P is a virtual all-+inf shard:
- * no message. Transfers go through MPI_Sendrecv in pieces of at most 1 GiB.
- * Collective. A failing backend call aborts the job with a one-line message (the partner
- * would otherwise wait forever). Returns 0. */
+ * (0 <= *nkeys <= m) keys of `width` bytes (4 or 8; unsigned integers in native byte order,
+ * e.g. from be->to_keys), sorted ascending, where m is the slot count per rank, N <= P*m
+ * keys in all (m = ceil(N/P)); missing slots are virtual +inf. On return rank r
+ * holds the global slots [r*m, r*m + *nkeys) of the sorted whole in *keys: the result does
+ * not depend on how the keys were distributed, and ranks r with r*m >= N hold none.
+ *
+ * One step with partner q (a partner rank >= P is a virtual all-+inf shard: no message,
+ * nothing changes): the two ranks swap counts and their sorted runs (device -> host_send,
+ * MPI_Sendrecv into host_recv, in pieces of at most 1 GiB; the CPU backend sends *keys
+ * itself); each computes on the host the merge-path split of merge(lo, hi) (lo: the lower
+ * rank's run) at t = min(m, nlo + nhi), uploads the parts it keeps (lower rank: merged
+ * [0, t), upper rank: merged[t, nlo + nhi)) side by side into recv, lo's part first, and
+ * merges them with be->merge_split_keys straight into *keys. Ties keep the lower rank's
+ * keys first, so the result is that of a merge-split of the whole runs, bit for bit.
+ *
+ * Buffers: *keys and recv: backend memory, m keys each (device memory needed: 2 m keys);
+ * recv is overwritten (scratch). *keys is not reassigned (the pointer is the same on
+ * return). host_send (unused by the CPU backend) and host_recv: host memory, m keys each
+ * (pinned for CUDA), overwritten.
+ * Collective. A failing MPI or backend call, or a partner's count outside [0, m], aborts
+ * the job (MPI_Abort) with a one-line message (the partner would otherwise wait forever).
+ * Returns 0. */
 int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
-                        void **keys, int64_t *nkeys, void **spare, void *recv,
-                        void *host_send, void *host_recv, gp_exchange_info *info);
+                        void **keys, int64_t *nkeys, void *recv, void *host_send,
+                        void *host_recv, gp_exchange_info *info);
 
 /* gp_bitonic_exchange with one uint64 value per key (argsort positions or a payload):
- * *vals (m values, backend memory) moves with *keys, *vspare and vrecv are its spare and
- * receive buffers (m each), hv_send / hv_recv its host staging buffers (m each). With
- * stable = 1 the order is (key, value) lexicographic (the values are then global input
- * positions, which makes the sort stable); else by key, ties lower rank first. Merge-splits
- * are the backend's merge_split_pairs. Collective; aborts the job on a failing backend
- * call. Returns 0. */
+ * *vals (m values, backend memory) moves with *keys (neither pointer is reassigned);
+ * vrecv (m values, backend memory) is its receive buffer, overwritten; hv_send (unused by
+ * the CPU backend) / hv_recv its host staging buffers (m values each). Device memory
+ * needed: 2 m keys + 2 m values. With stable = 1 the order is (key, value) lexicographic
+ * (the values are then global input positions, which makes the sort stable), exact ties
+ * lower rank first; else by key, ties lower rank first. The host split uses the same order;
+ * merges are the backend's merge_split_pairs. Collective; aborts the job on a failing MPI
+ * or backend call. Returns 0. */
 int gp_bitonic_exchange_pairs(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
-                              void **keys, uint64_t **vals, int64_t *nkeys, void **spare,
-                              uint64_t **vspare, void *recv, uint64_t *vrecv, void *host_send,
-                              void *host_recv, uint64_t *hv_send, uint64_t *hv_recv,
-                              int stable, gp_exchange_info *info);
+                              void **keys, uint64_t **vals, int64_t *nkeys, void *recv,
+                              uint64_t *vrecv, void *host_send, void *host_recv,
+                              uint64_t *hv_send, uint64_t *hv_recv, int stable,
+                              gp_exchange_info *info);
 
 /* Sends `sbytes` bytes from sbuf to `partner` and receives `rbytes` bytes from it into rbuf,
  * in pieces of at most 1 GiB (both sides must pass the same pair of sizes, swapped).

@@ -267,7 +267,8 @@ uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, 
 {
     const uint64_t um = m > 0 ? (uint64_t)m : 0, uc = cnt > 0 ? (uint64_t)cnt : 0;
     const uint64_t slot = (uint64_t)sz + (pairs && sorting ? 8u : 0u);
-    const uint64_t ndev = (sorting && P > 1) ? 3 : 1, nhost = (sorting && P > 1) ? 2 : 1;
+    /* the shard, and for the exchange its receive buffer (exchange.h) */
+    const uint64_t ndev = (sorting && P > 1) ? 2 : 1, nhost = (sorting && P > 1) ? 2 : 1;
     const uint64_t xb = xdata ? mul_sat(uc, 8) : 0;
     uint64_t need = add_sat(mul_sat(mul_sat(um, slot), ndev), xb);
     if (unified) need = add_sat(need, add_sat(mul_sat(mul_sat(um, slot), nhost), xb));
@@ -512,28 +513,26 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
     /* buffers: the shard lives in m slots so the exchange can grow it to m keys (a chunked
      * pass allocates its own, chunk-sized ones) */
-    uint64_t *dval = NULL, *dvspare = NULL, *dvrecv = NULL, *hval = NULL, *hvrecv = NULL;
+    uint64_t *dval = NULL, *dvrecv = NULL, *hval = NULL, *hvrecv = NULL;
     if (!err && pairs) {
         dval = be->alloc((size_t)m * 8);
         hval = be->host_alloc((size_t)(m > 0 ? m : 1) * 8);
         if (P > 1) {
-            dvspare = be->alloc((size_t)m * 8);
             dvrecv = be->alloc((size_t)m * 8);
             hvrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * 8);
         }
     }
-    const int vals_missing = pairs && (!dval || !hval || (P > 1 && (!dvspare || !dvrecv || !hvrecv)));
+    const int vals_missing = pairs && (!dval || !hval || (P > 1 && (!dvrecv || !hvrecv)));
     void *host = NULL, *dev = NULL;
-    void *dspare = NULL, *drecv = NULL, *hrecv = NULL;
+    void *drecv = NULL, *hrecv = NULL;
     if (!err && !chunked) {
         host = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
         dev = be->alloc((size_t)m * sz);
         if (sorting && P > 1) {
-            dspare = be->alloc((size_t)m * sz);
             drecv = be->alloc((size_t)m * sz);
             hrecv = be->host_alloc((size_t)(m > 0 ? m : 1) * sz);
         }
-        if (!host || !dev || vals_missing || (sorting && P > 1 && (!dspare || !drecv || !hrecv))) {
+        if (!host || !dev || vals_missing || (sorting && P > 1 && (!drecv || !hrecv))) {
             err = GP_EXIT_DEVICE;
             snprintf(msg, msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
                      rank, (long long)m, (double)m * sz / 1048576.0, be->name, be->last_error());
@@ -690,10 +689,10 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
                 MPI_Abort(comm, GP_EXIT_DEVICE);
             }
             if (pairs)
-                gp_bitonic_exchange_pairs(comm, be, width, m, &dev, &dval, &nk, &dspare, &dvspare,
-                                          drecv, dvrecv, host, hrecv, hval, hvrecv, o->stable, &xi);
+                gp_bitonic_exchange_pairs(comm, be, width, m, &dev, &dval, &nk, drecv, dvrecv,
+                                          host, hrecv, hval, hvrecv, o->stable, &xi);
             else
-                gp_bitonic_exchange(comm, be, width, m, &dev, &nk, &dspare, drecv, host, hrecv, &xi);
+                gp_bitonic_exchange(comm, be, width, m, &dev, &nk, drecv, host, hrecv, &xi);
             t[GP_PH_EXCHANGE] = now() - tp;
             gp_progress_done();
             int64_t bytes = 0;
@@ -800,10 +799,8 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     if (hval) be->host_free(hval);
     if (hvrecv) be->host_free(hvrecv);
     if (dval) be->free(dval);
-    if (dvspare) be->free(dvspare);
     if (dvrecv) be->free(dvrecv);
     if (dev) be->free(dev);
-    if (dspare) be->free(dspare);
     if (drecv) be->free(drecv);
     gp_h5_close(&in);
 

@@ -105,12 +105,13 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
 /* Bytes of backend memory the file job allocates at its peak on a rank that holds cnt
  * elements of sz bytes in m = ceil(N/P) slots, P ranks: the shard, and when sorting with
- * P > 1 also the exchange's spare and receive buffers, m slots of sz bytes each (+ 8 bytes
- * of input position per slot and buffer when `pairs`: --stable, --argsort or --payload);
- * with `xdata` (--x) cnt float64 coordinates more while the integral runs. `unified`
- * (the CPU backend, whose device memory is host memory): the host staging buffers count
- * too (the shard, and when sorting with P > 1 the receive buffer, each with its positions;
- * --x: cnt float64 again). Saturates at UINT64_MAX. Not collective. */
+ * P > 1 also the receive buffer of gp_bitonic_exchange (exchange.h), m
+ * slots of sz bytes each (+ 8 bytes of input position per slot and buffer when `pairs`:
+ * --stable, --argsort or --payload): 2 such buffers for P > 1, 1 for P = 1; with `xdata`
+ * (--x) cnt float64 coordinates more while the integral runs. `unified` (the CPU backend,
+ * whose device memory is host memory): the host staging buffers count too (the shard, and
+ * when sorting with P > 1 the receive buffer, each with its positions; --x: cnt float64
+ * again). Saturates at UINT64_MAX. Not collective. */
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
                          int xdata, int unified);
 

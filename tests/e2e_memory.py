@@ -194,7 +194,7 @@ def sort_need(args, P, esize, pairs):
     """The documented peak memory of a sort (README, Limits), on rank 0 (m = ceil(N/P) slots)."""
     m = -(-N // P)
     slot = esize + (8 if pairs else 0)
-    need = m * slot * (3 if P > 1 else 1)
+    need = m * slot * (2 if P > 1 else 1)  # the shard and the exchange's receive buffer
     if args.backend == "cpu":  # its device memory is host memory: the staging buffers count
         need += m * slot * (2 if P > 1 else 1)
     return need

@@ -9,7 +9,17 @@
  *     descents exactly, sum and sum of squares to 1e-12 of sum |x| (summation order differs);
  *   - after to_keys, sort_keys, gp_bitonic_exchange and from_keys, rank r must hold slots
  *     [r*m, r*m + n_r) of the serially sorted array, bit for bit (gathered on rank 0);
- *   - shards of unequal sizes (everything on the low ranks) give the same result.
+ *   - shards of unequal sizes (everything on the low ranks) give the same result;
+ *   - the exchange alone (gp_bitonic_exchange and gp_bitonic_exchange_pairs, unstable and
+ *     stable) on raw unsigned keys of widths 4 and 8 with uint64 values (global positions,
+ *     or a few values with the high bit among them), keys repeated across ranks (so the
+ *     tie rule matters), shards balanced, random-unequal, all on the low or the high ranks,
+ *     and random-unequal with m = ceil(N/P) + 3 slots: rank r must hold slots [r*m, ...);
+ *     the gathered result must equal, bit for bit, a serial run of the network with the CPU
+ *     twins' merge-splits of the whole runs (the exchange before it went through the host
+ *     split), and the serial qsort of the input (by key; by (key, value) when stable, which
+ *     with positions as values is the stable sort; unstable: keys, and the (key, value)
+ *     multiset kept).
  * Exit 0 when every check passes; 77 (skip) with --backend cuda and no visible GPU.
  */
 #include <math.h>
@@ -97,10 +107,10 @@ static void run_case(const gp_backend *be, gp_dtype t, int64_t n, int dist, int 
         off = (int64_t)r * m < n ? (int64_t)r * m : n;
         cnt = n - off < m ? n - off : m;
     }
-    void *dev = be->alloc((size_t)m * sz), *spare = be->alloc((size_t)m * sz);
+    void *dev = be->alloc((size_t)m * sz);
     void *recv = be->alloc((size_t)m * sz);
     void *hs = be->host_alloc((size_t)(m ? m : 1) * sz), *hr = be->host_alloc((size_t)(m ? m : 1) * sz);
-    if (!dev || !spare || !recv || !hs || !hr) {
+    if (!dev || !recv || !hs || !hr) {
         check(0, "allocation", dn, n, dsn);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
@@ -129,7 +139,7 @@ static void run_case(const gp_backend *be, gp_dtype t, int64_t n, int dist, int 
     check(be->to_keys(t, dev, cnt) == 0, "to_keys", dn, n, dsn);
     check(be->sort_keys(width, dev, cnt) == 0, "sort_keys", dn, n, dsn);
     gp_exchange_info xi;
-    if (P > 1) gp_bitonic_exchange(MPI_COMM_WORLD, be, width, m, &dev, &nk, &spare, recv, hs, hr, &xi);
+    if (P > 1) gp_bitonic_exchange(MPI_COMM_WORLD, be, width, m, &dev, &nk, recv, hs, hr, &xi);
     check(be->from_keys(t, dev, nk) == 0, "from_keys", dn, n, dsn);
     int64_t expect = n - (int64_t)r * m;
     expect = expect < 0 ? 0 : (expect > m ? m : expect);
@@ -167,11 +177,283 @@ static void run_case(const gp_backend *be, gp_dtype t, int64_t n, int dist, int 
     free(displs);
     free(mineh);
     be->free(dev);
-    be->free(spare);
     be->free(recv);
     be->host_free(hs);
     be->host_free(hr);
     free(full);
+}
+
+/* ---- the merge exchange alone: raw keys, pairs, unequal shards ------------------------- */
+
+enum { XK_DUPS, XK_FEW, XK_RANDOM, XK_EQUAL, XK_N };
+static const char *xk_names[XK_N] = {"dups-across-ranks", "three-keys", "random", "all-equal"};
+enum { XL_BALANCED, XL_RANDOM, XL_LOW, XL_HIGH, XL_SLACK, XL_N };
+static const char *xl_names[XL_N] = {"balanced", "random-unequal", "low-ranks-full",
+                                     "high-ranks-full", "random-unequal-m+3"};
+enum { XM_KEYS, XM_UNSTABLE, XM_STABLE, XM_N };
+static const char *xm_names[XM_N] = {"keys", "pairs-unstable", "pairs-stable"};
+
+static uint64_t xkey(int width, int kd, uint64_t i)
+{
+    const uint64_t r = gp_mix64(g_seed ^ gp_mix64(i * 0x9E3779B97F4A7C15ull + (uint64_t)kd + 77));
+    static const uint64_t d8[] = {0, 1, 7, 0x7FFFFFFFFFFFFFFFull, 0x8000000000000000ull, ~0ull};
+    static const uint64_t d4[] = {0, 1, 7, 0x7FFFFFFFull, 0x80000000ull, 0xFFFFFFFFull};
+    uint64_t k;
+    switch (kd) {
+    case XK_DUPS: k = width == 4 ? d4[r % 6] : d8[r % 6]; break;
+    case XK_FEW: k = r % 3; break;
+    case XK_EQUAL: k = 42; break;
+    default: k = r; break;
+    }
+    return width == 4 ? (uint32_t)k : k;
+}
+
+/* value of input element i: its global position, or (vdups) one of a few values, the high
+ * bit among them, so that (key, value) ties and unsigned value order both come up */
+static uint64_t xval(int vdups, uint64_t i)
+{
+    static const uint64_t d[] = {0, 5, 0x8000000000000000ull, ~0ull};
+    return vdups ? d[gp_mix64(g_seed + i * 31 + 5) % 4] : i;
+}
+
+static uint64_t ld(const void *p, int width, int64_t i)
+{
+    return width == 4 ? ((const uint32_t *)p)[i] : ((const uint64_t *)p)[i];
+}
+
+static void st(void *p, int width, int64_t i, uint64_t x)
+{
+    if (width == 4) ((uint32_t *)p)[i] = (uint32_t)x;
+    else ((uint64_t *)p)[i] = x;
+}
+
+/* element counts of the P shards (the same on every rank): each <= m, sum n */
+static void x_counts(int layout, int64_t n, int P, int64_t m, int64_t *cnt)
+{
+    int64_t left = n;
+    for (int q = 0; q < P; q++) {
+        int64_t c;
+        if (layout == XL_BALANCED) {
+            int64_t off;
+            gp_shard_range(n, P, q, &off, &c);
+        } else if (layout == XL_LOW) {
+            c = left < m ? left : m;
+        } else if (layout == XL_HIGH) { /* the top ranks full, the rest empty */
+            const int64_t below = (int64_t)(P - 1 - q) * m; /* room of the ranks after q */
+            c = left > below ? left - below : 0;
+        } else { /* random, but the ranks after q must be able to take the rest */
+            const int64_t below = (int64_t)(P - 1 - q) * m;
+            const int64_t lo = left > below ? left - below : 0, hi = left < m ? left : m;
+            c = lo + (int64_t)(gp_mix64(g_seed ^ (uint64_t)(n * 131 + q)) % (uint64_t)(hi - lo + 1));
+        }
+        cnt[q] = c;
+        left -= c;
+    }
+}
+
+/* gathers n elements of esz bytes from every rank to rank 0, rank q's at element at[q] */
+static void x_gather(const void *mine, int64_t n, size_t esz, void *out, const int64_t *at)
+{
+    int nb = (int)(n * (int64_t)esz), *counts = NULL, *displs = NULL;
+    if (g_rank == 0) {
+        counts = calloc((size_t)g_size, sizeof *counts);
+        displs = calloc((size_t)g_size, sizeof *displs);
+        for (int q = 0; q < g_size; q++) displs[q] = (int)(at[q] * (int64_t)esz);
+    }
+    MPI_Gather(&nb, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Gatherv(mine, nb, MPI_BYTE, out, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
+    free(counts);
+    free(displs);
+}
+
+static int x_width; /* for the qsort comparators */
+static const char *x_keys;
+static const uint64_t *x_vals;
+static int cmp_key(const void *a, const void *b)
+{
+    const uint64_t x = ld(x_keys, x_width, *(const int64_t *)a),
+                   y = ld(x_keys, x_width, *(const int64_t *)b);
+    return x < y ? -1 : x > y;
+}
+static int cmp_pair(const void *a, const void *b)
+{
+    const int64_t i = *(const int64_t *)a, j = *(const int64_t *)b;
+    const uint64_t x = ld(x_keys, x_width, i), y = ld(x_keys, x_width, j);
+    if (x != y) return x < y ? -1 : 1;
+    return x_vals[i] < x_vals[j] ? -1 : x_vals[i] > x_vals[j];
+}
+
+/* The old exchange, serially on rank 0 with the CPU twins: every step's merge-split of the
+ * whole runs (lower half to the lower rank, upper half to the upper one). sk / sv: P
+ * shards of m slots each, sorted; nk: their counts; updated in place. */
+static void x_simulate(int width, int mode, int P, int64_t m, char *sk, uint64_t *sv, int64_t *nk)
+{
+    const size_t w = (size_t)width;
+    char *ok = malloc((size_t)(m ? m : 1) * w * 2);
+    uint64_t *ov = calloc((size_t)(m ? m : 1) * 2, 8);
+    int P2 = 1;
+    while (P2 < P) P2 <<= 1;
+    for (int k = 2; k <= P2; k <<= 1)
+        for (int j = k >> 1; j > 0; j >>= 1)
+            for (int a = 0; a < P; a++) {
+                const int b = (j == (k >> 1)) ? (a ^ (k - 1)) : (a ^ j);
+                if (b >= P || b < a) continue;
+                int64_t n0 = 0, n1 = 0;
+                char *la = sk + (size_t)a * m * w, *hb = sk + (size_t)b * m * w;
+                uint64_t *lva = sv + (size_t)a * m, *hvb = sv + (size_t)b * m;
+                for (int up = 0; up < 2; up++) {
+                    int64_t *no = up ? &n1 : &n0;
+                    int rc = mode == XM_KEYS
+                        ? gp_cpu_merge_split_keys(width, la, nk[a], hb, nk[b], m, up, ok + (size_t)up * m * w, no)
+                        : gp_cpu_merge_split_pairs(width, la, lva, nk[a], hb, hvb, nk[b], m, up,
+                                                   mode == XM_STABLE, ok + (size_t)up * m * w,
+                                                   ov + (size_t)up * m, no);
+                    if (rc) printf("simulation: merge-split failed\n");
+                }
+                memcpy(la, ok, (size_t)n0 * w);
+                memcpy(hb, ok + (size_t)m * w, (size_t)n1 * w);
+                memcpy(lva, ov, (size_t)n0 * 8);
+                memcpy(hvb, ov + m, (size_t)n1 * 8);
+                nk[a] = n0;
+                nk[b] = n1;
+            }
+    free(ok);
+    free(ov);
+}
+
+static void run_xcase(const gp_backend *be, int width, int mode, int kd, int layout, int vdups, int64_t n)
+{
+    const int P = g_size, r = g_rank, pairs = mode != XM_KEYS, stable = mode == XM_STABLE;
+    const size_t w = (size_t)width;
+    char what[160];
+    snprintf(what, sizeof what, "exchange w=%d %s%s keys=%s", width, xm_names[mode],
+             pairs && vdups ? " (few values)" : "", xk_names[kd]);
+    const char *dsn = xl_names[layout];
+    int64_t m = (n + P - 1) / P + (layout == XL_SLACK ? 3 : 0);
+    int64_t *cnt = calloc((size_t)P, sizeof *cnt), *off = calloc((size_t)P, sizeof *off);
+    x_counts(layout, n, P, m, cnt);
+    for (int q = 1; q < P; q++) off[q] = off[q - 1] + cnt[q - 1];
+    const int64_t c = cnt[r];
+    char *hk = malloc((size_t)(m ? m : 1) * w);
+    uint64_t *hv = malloc((size_t)(m ? m : 1) * 8);
+    for (int64_t i = 0; i < c; i++) {
+        st(hk, width, i, xkey(width, kd, (uint64_t)(off[r] + i)));
+        hv[i] = xval(vdups, (uint64_t)(off[r] + i));
+    }
+    void *dev = be->alloc((size_t)m * w), *recv = be->alloc((size_t)m * w);
+    uint64_t *dval = be->alloc((size_t)m * 8), *vrecv = be->alloc((size_t)m * 8);
+    void *hs = be->host_alloc((size_t)(m ? m : 1) * w), *hr = be->host_alloc((size_t)(m ? m : 1) * w);
+    uint64_t *hvs = be->host_alloc((size_t)(m ? m : 1) * 8), *hvr = be->host_alloc((size_t)(m ? m : 1) * 8);
+    if (!dev || !recv || !dval || !vrecv || !hs || !hr || !hvs || !hvr) {
+        check(0, "allocation", what, n, dsn);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int ok = be->upload(dev, hk, (size_t)c * w) == 0 && (!pairs || be->upload(dval, hv, (size_t)c * 8) == 0);
+    ok = ok && (pairs ? be->sort_pairs(width, dev, dval, c, stable) : be->sort_keys(width, dev, c)) == 0;
+    ok = ok && be->download(hk, dev, (size_t)c * w) == 0 && (!pairs || be->download(hv, dval, (size_t)c * 8) == 0);
+    check(ok, "upload / local sort / download", what, n, dsn);
+
+    /* the locally sorted shards, for the simulation of the old exchange */
+    char *sk = NULL, *full = NULL, *got = NULL;
+    uint64_t *sv = NULL, *fullv = NULL, *gotv = NULL;
+    int64_t *at = calloc((size_t)P, sizeof *at), *snk = calloc((size_t)P, sizeof *snk);
+    for (int q = 0; q < P; q++) at[q] = (int64_t)q * m;
+    if (r == 0) {
+        const size_t slots = (size_t)P * (size_t)(m ? m : 1);
+        sk = calloc(slots, w);
+        sv = calloc(slots, 8);
+        got = calloc(slots, w);
+        gotv = calloc(slots, 8);
+        memcpy(snk, cnt, (size_t)P * sizeof *snk);
+    }
+    x_gather(hk, c, w, sk, at);
+    if (pairs) x_gather(hv, c, 8, sv, at);
+
+    gp_exchange_info xi;
+    int64_t nk = c;
+    if (pairs)
+        gp_bitonic_exchange_pairs(MPI_COMM_WORLD, be, width, m, &dev, &dval, &nk, recv, vrecv,
+                                  hs, hr, hvs, hvr, stable, &xi);
+    else
+        gp_bitonic_exchange(MPI_COMM_WORLD, be, width, m, &dev, &nk, recv, hs, hr, &xi);
+    int64_t expect = n - (int64_t)r * m;
+    expect = expect < 0 ? 0 : (expect > m ? m : expect);
+    int layout_ok = nk == expect, all_ok;
+    MPI_Allreduce(&layout_ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    check(all_ok, "result layout (rank r holds slots [r*m, r*m+n_r))", what, n, dsn);
+    if (!all_ok) MPI_Abort(MPI_COMM_WORLD, 1); /* the gathers below assume the layout */
+    ok = be->download(hk, dev, (size_t)nk * w) == 0 && (!pairs || be->download(hv, dval, (size_t)nk * 8) == 0);
+    check(ok, "download of the result", what, n, dsn);
+    x_gather(hk, nk, w, got, at);
+    if (pairs) x_gather(hv, nk, 8, gotv, at);
+
+    if (r == 0) {
+        /* 1. bit for bit the old scheme (merge-splits of the whole runs) */
+        x_simulate(width, mode, P, m, sk, sv, snk);
+        int same = 1;
+        for (int q = 0; q < P && same; q++) {
+            const int64_t e = snk[q];
+            same = e == (n - (int64_t)q * m < 0 ? 0 : (n - (int64_t)q * m > m ? m : n - (int64_t)q * m)) &&
+                   memcmp(got + (size_t)q * m * w, sk + (size_t)q * m * w, (size_t)e * w) == 0 &&
+                   (!pairs || memcmp(gotv + (size_t)q * m, sv + (size_t)q * m, (size_t)e * 8) == 0);
+        }
+        check(same, "equal to merge-splits of whole runs, bit for bit", what, n, dsn);
+        /* 2. the serial reference: the input sorted by key (qsort), by (key, value) when
+         * stable (values = positions: a stable sort); unstable pairs: the keys so, and the
+         * (key, value) multiset kept */
+        full = malloc((size_t)(n ? n : 1) * w);
+        fullv = malloc((size_t)(n ? n : 1) * 8);
+        int64_t *idx = malloc((size_t)(n ? n : 1) * sizeof *idx);
+        for (int64_t i = 0; i < n; i++) {
+            st(full, width, i, xkey(width, kd, (uint64_t)i));
+            fullv[i] = xval(vdups, (uint64_t)i);
+            idx[i] = i;
+        }
+        x_width = width;
+        x_keys = full;
+        x_vals = fullv;
+        qsort(idx, (size_t)n, sizeof *idx, pairs ? cmp_pair : cmp_key);
+        int keys_ok = 1, vals_ok = 1;
+        for (int64_t i = 0; i < n; i++) { /* result slot i is got[i]: the slots are contiguous */
+            keys_ok &= ld(got, width, i) == ld(full, width, idx[i]);
+            if (stable) vals_ok &= gotv[i] == fullv[idx[i]];
+        }
+        check(keys_ok, "keys equal to the serially sorted keys", what, n, dsn);
+        if (stable) check(vals_ok, "values equal to the stable (key, value) sort", what, n, dsn);
+        if (mode == XM_UNSTABLE) {
+            int64_t *gi = malloc((size_t)(n ? n : 1) * sizeof *gi);
+            for (int64_t i = 0; i < n; i++) gi[i] = i;
+            x_keys = got;
+            x_vals = gotv;
+            qsort(gi, (size_t)n, sizeof *gi, cmp_pair);
+            int multiset = 1;
+            for (int64_t i = 0; i < n; i++)
+                multiset &= ld(got, width, gi[i]) == ld(full, width, idx[i]) && gotv[gi[i]] == fullv[idx[i]];
+            check(multiset, "(key, value) pairs kept", what, n, dsn);
+            free(gi);
+        }
+        free(idx);
+    }
+    free(sk);
+    free(sv);
+    free(got);
+    free(gotv);
+    free(full);
+    free(fullv);
+    free(at);
+    free(snk);
+    free(cnt);
+    free(off);
+    free(hk);
+    free(hv);
+    be->free(dev);
+    be->free(recv);
+    be->free(dval);
+    be->free(vrecv);
+    be->host_free(hs);
+    be->host_free(hr);
+    be->host_free(hvs);
+    be->host_free(hvr);
 }
 
 int main(int argc, char **argv)
@@ -221,6 +503,17 @@ int main(int argc, char **argv)
         run_case(be, (gp_dtype)t, 65537, D_RANDOM, 1);
         if (big) run_case(be, (gp_dtype)t, (int64_t)1 << 24, D_RANDOM, 0);
     }
+    /* the exchange alone: keys and pairs of both widths, unequal shards, ties across ranks */
+    const int64_t xsizes[] = {0, 1, 6, 37, 1000, 4099};
+    for (int width = 4; width <= 8; width += 4)
+        for (int mode = 0; mode < XM_N; mode++)
+            for (int vd = 0; vd < (mode == XM_KEYS ? 1 : 2); vd++)
+                for (int kd = 0; kd < XK_N; kd++)
+                    for (int l = 0; l < XL_N; l++)
+                        for (size_t k = 0; k < sizeof xsizes / sizeof xsizes[0]; k++)
+                            run_xcase(be, width, mode, kd, l, vd, xsizes[k]);
+    for (int mode = 0; mode < XM_N; mode++) /* larger: several stages of long runs */
+        run_xcase(be, 8 - 4 * (mode & 1), mode, XK_DUPS, XL_RANDOM, 0, 200003);
     int fail = g_fail, pass = g_pass;
     if (g_rank == 0) printf("%d passed, %d failed\n", pass, fail);
     MPI_Finalize();

@@ -47,9 +47,8 @@ int main(int argc, char **argv)
     double *host = be->host_alloc((size_t)m * sizeof(double));
     double *hrecv = be->host_alloc((size_t)m * sizeof(double));
     void *dev = be->alloc((size_t)m * sizeof(double));
-    void *spare = be->alloc((size_t)m * sizeof(double));
     void *recv = be->alloc((size_t)m * sizeof(double));
-    if (!host || !hrecv || !dev || !spare || !recv) die("allocation", be);
+    if (!host || !hrecv || !dev || !recv) die("allocation", be);
     for (int64_t i = 0; i < cnt; i++) host[i] = 100.0 * sin((double)(off + i));
 
     /* statistics: per shard on the device, then combined in rank order over MPI */
@@ -63,7 +62,7 @@ int main(int argc, char **argv)
     if (be->to_keys(GP_F64, dev, cnt) || be->sort_keys(8, dev, cnt)) die("local sort", be);
     if (P > 1) {
         gp_exchange_info xi;
-        gp_bitonic_exchange(MPI_COMM_WORLD, be, 8, m, &dev, &nk, &spare, recv, host, hrecv, &xi);
+        gp_bitonic_exchange(MPI_COMM_WORLD, be, 8, m, &dev, &nk, recv, host, hrecv, &xi);
     }
     if (be->from_keys(GP_F64, dev, nk)) die("from keys", be);
     if (be->download(host, dev, (size_t)nk * sizeof(double))) die("download", be);
@@ -92,7 +91,6 @@ int main(int argc, char **argv)
     be->host_free(host);
     be->host_free(hrecv);
     be->free(dev);
-    be->free(spare);
     be->free(recv);
     MPI_Finalize();
     return all_ok ? 0 : 1;
