@@ -709,6 +709,9 @@ static int cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
     return GP_OK;
 }
 
+/* gp_backend.upload_wait of the CPU backend: its upload_async (cpu_upload) is done on return. */
+static int cpu_upload_wait(void) { return GP_OK; }
+
 static const gp_backend cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -731,6 +734,8 @@ static const gp_backend cpu_backend = {
     .merge_split_pairs = gp_cpu_merge_split_pairs,
     .exact_sum = gp_cpu_exact_sum,
     .mem_info = cpu_mem_info,
+    .upload_async = cpu_upload,
+    .upload_wait = cpu_upload_wait,
 };
 
 /* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and

@@ -130,6 +130,37 @@ static int cuda_download(void *host, const void *dev, size_t bytes)
     return GP_OK;
 }
 
+/* The stream of upload_async (non-blocking: it does not order itself against the legacy
+ * default stream of the kernels; upload_wait is the caller's fence), created on first use
+ * for the current device. */
+static cudaStream_t g_up_stream = NULL;
+static int g_up_dev = -1;
+
+/* Asynchronous host -> device copy of `bytes` bytes on the upload stream. */
+static int cuda_upload_async(void *dev, const void *host, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    int d = -1;
+    CUDA_CHECK(cudaGetDevice(&d));
+    if (g_up_stream == NULL || g_up_dev != d) {
+        cudaStream_t s = NULL;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        g_up_stream = s; /* a stream of a previously current device is kept */
+        g_up_dev = d;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g_up_stream));
+    return GP_OK;
+}
+
+/* Waits for every copy issued by cuda_upload_async. */
+static int cuda_upload_wait(void)
+{
+    if (g_up_stream == NULL) return GP_OK;
+    CUDA_CHECK(cudaStreamSynchronize(g_up_stream));
+    return GP_OK;
+}
+
 static const char *cuda_last_error(void) { return g_errbuf; }
 
 /* gp_backend.mem_info (meaning: gp_kernels.h): cudaMemGetInfo of the current device, the
@@ -168,6 +199,8 @@ static const gp_backend g_cuda_backend = {
     gp_cuda_merge_split_pairs,
     gp_cuda_exact_sum,
     cuda_mem_info,
+    cuda_upload_async,
+    cuda_upload_wait,
 };
 
 /* ---- public entry points (gp_kernels.h) ----------------------------------------------- */

@@ -261,6 +261,21 @@ typedef struct gp_backend {
      * is the caller's business. Errors: GP_EINVAL (NULL pointer, a malformed
      * GPUPRIM_DEVICE_MEM_LIMIT), GP_EDEVICE (CUDA); the outputs are then unchanged. */
     int (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+
+    /* ---- overlapped upload (the pipeline reads the next piece of the file while the
+     * previous one travels to the device) ---- */
+
+    /* Starts a host -> device copy of `bytes` bytes and returns; the copy is complete only
+     * after the next upload_wait(), and `host` must stay unchanged until then. Copies
+     * issued one after another complete in order. With host memory from host_alloc
+     * (pinned on CUDA) the copy runs while the caller goes on. CUDA: cudaMemcpyAsync on a
+     * non-blocking stream of the backend's own (created on first use); CPU: memcpy, done on
+     * return. Errors: GP_EINVAL (NULL pointer with bytes > 0), GP_EDEVICE. */
+    int (*upload_async)(void *dev, const void *host, size_t bytes);
+
+    /* Waits until every upload_async issued so far has completed. GP_OK, or GP_EDEVICE when
+     * one of those copies failed. */
+    int (*upload_wait)(void);
 } gp_backend;
 
 /* The CPU backend (always available). */

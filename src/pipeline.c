@@ -415,6 +415,62 @@ static int stats_chunked(MPI_Comm comm, const gp_options *o, const gp_backend *b
     return err;
 }
 
+/* Bytes per piece of read_upload: large enough for efficient MPI-IO, small enough that the
+ * last piece's upload (what is left to wait for) is short (~5 ms at 50 GB/s). */
+#define GP_READ_PIECE_BYTES ((int64_t)256 << 20)
+
+/* Reads this rank's shard [off, off + cnt) of dataset `dataset` (NULL: in->dataset) of the
+ * open input as type `as` into host[0, cnt) (host_alloc memory) and copies it to dev[0, cnt)
+ * on the device, overlapped: the shard is read in pieces of GP_READ_PIECE_BYTES (test knob:
+ * GPUPRIM_READ_PIECE_BYTES=<positive integer>; other values are ignored) and each
+ * piece's upload (be->upload_async) runs while the next piece is read. m is the largest
+ * shard (the same on every rank), so every rank makes the same number of collective reads
+ * (a rank whose shard ends early makes empty ones). Adds the read time to *t_read and the
+ * final wait for the uploads to *t_upload (seconds). A failed upload does not stop the
+ * reads (the other ranks are in them); it is reported after the last one. Returns 0 or a
+ * GP_EXIT_* / GP_IO_* code with msg set; a read error is the same on every rank, an upload
+ * error is this rank's (the caller agrees on it). */
+static int read_upload(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
+                       int64_t off, int64_t cnt, int64_t m, void *host, void *dev,
+                       const gp_backend *be, double *t_read, double *t_upload, char *msg,
+                       size_t msglen)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    const size_t sz = gp_dtype_size(as);
+    int64_t pbytes = GP_READ_PIECE_BYTES;
+    const char *pk = getenv("GPUPRIM_READ_PIECE_BYTES"); /* test knob: small pieces in CI */
+    if (pk && *pk) {
+        char *end = NULL;
+        const long long v = strtoll(pk, &end, 10);
+        if (end && *end == '\0' && v > 0) pbytes = v;
+    }
+    const int64_t pe = pbytes / (int64_t)sz > 0 ? pbytes / (int64_t)sz : 1;
+    const int64_t npieces = m > 0 ? (m + pe - 1) / pe : 1;
+    int err = 0, uerr = 0;
+    double tp = now();
+    for (int64_t p = 0; p < npieces; p++) {
+        const int64_t lo = p * pe < cnt ? p * pe : cnt;
+        const int64_t c = cnt - lo < pe ? cnt - lo : pe;
+        char *h = (char *)host + (size_t)lo * sz;
+        err = gp_h5_read(comm, in, dataset, as, off + lo, c, h, msg, msglen);
+        if (err) break; /* gp_h5_read fails on every rank alike */
+        if (!uerr && c > 0 && be->upload_async((char *)dev + (size_t)lo * sz, h, (size_t)c * sz)) {
+            uerr = GP_EXIT_DEVICE;
+            snprintf(msg, msglen, "rank %d: upload: %s", rank, be->last_error());
+        }
+    }
+    *t_read += now() - tp;
+    tp = now();
+    gp_progress_phase(gp_phase_names[GP_PH_UPLOAD]);
+    if (be->upload_wait() && !uerr) {
+        uerr = GP_EXIT_DEVICE;
+        snprintf(msg, msglen, "rank %d: upload: %s", rank, be->last_error());
+    }
+    *t_upload += now() - tp;
+    return err ? err : uerr;
+}
+
 /* ---- the file job -------------------------------------------------------------------- */
 
 int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_result *res,
@@ -555,9 +611,12 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     err = gp_agree(comm, err, msg, msglen);
 
     if (!err && !chunked) {
-        err = gp_h5_read(comm, &in, NULL, dt, off, cnt, host, msg, msglen);
-        t[GP_PH_READ] = now() - tp;
+        /* read and upload overlapped; the upload phase is the wait for the last piece */
+        t[GP_PH_READ] = now() - tp; /* opening, planning */
+        err = read_upload(comm, &in, NULL, dt, off, cnt, m, host, dev, be, &t[GP_PH_READ],
+                          &t[GP_PH_UPLOAD], msg, msglen);
         gp_progress_done();
+        err = gp_agree(comm, err, msg, msglen); /* an upload may fail on some ranks only */
     }
 
     gp_stats local = gp_stats_empty(), total;
@@ -570,10 +629,6 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         err = stats_chunked(comm, o, be, &in, off, cnt, chunk, nchunks, &local, &av, &aq, t, msg,
                             msglen);
     } else if (!err) {
-        tp = now();
-        gp_progress_phase(gp_phase_names[GP_PH_UPLOAD]);
-        BE_CALL("upload", be->upload(dev, host, (size_t)cnt * sz));
-        t[GP_PH_UPLOAD] = now() - tp;
         tp = now();
         gp_progress_phase(gp_phase_names[GP_PH_REDUCE]);
         BE_CALL("statistics", be->stats(dt, dev, cnt, sorting ? 0 : GP_STATS_NOHASH, &local));
@@ -593,16 +648,15 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
         err = gp_agree(comm, err, msg, msglen);
         if (!err) {
-            tp = now();
             gp_progress_phase(gp_phase_names[GP_PH_READ]);
-            err = gp_h5_read(comm, &in, o->xdataset, GP_F64, off, cnt, hx, msg, msglen);
-            t[GP_PH_READ] += now() - tp;
+            err = read_upload(comm, &in, o->xdataset, GP_F64, off, cnt, m, hx, dx, be,
+                              &t[GP_PH_READ], &t[GP_PH_UPLOAD], msg, msglen);
             gp_progress_done();
+            err = gp_agree(comm, err, msg, msglen);
         }
         if (!err) {
             tp = now();
             gp_progress_phase(gp_phase_names[GP_PH_INTEGRATE]);
-            BE_CALL("upload x", be->upload(dx, hx, (size_t)cnt * sizeof(double)));
             BE_CALL("trapezoid rule", be->trap_x(dt, dev, dx, cnt, &local));
             t[GP_PH_INTEGRATE] = now() - tp;
             gp_progress_done();

@@ -19,6 +19,10 @@ report at most that much free memory. With 1 MiB, on an h5py-written file of 300
   with n the rank's shard and X the documented formula, and no output file (nor a temporary
   one). With a limit well above the need the same sort succeeds.
 - a malformed GPUPRIM_DEVICE_MEM_LIMIT: exit 7 and one error line naming it.
+- the overlapped read + upload in pieces: with GPUPRIM_READ_PIECE_BYTES=1000 (pieces of 125
+  or 250 elements, thousands of collective reads with empty ones on the shorter shards) the
+  statistics, the --x integral and the sorted output are the same bits as with the default
+  256 MiB pieces (one piece here).
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
 """
 import json
@@ -42,13 +46,16 @@ SORT_RE = re.compile(r"^gpuprim_mpi: error: (.+):(/\S+): sorting (\d+) elements 
                      r"(\S+) GiB of device memory, (\S+) GiB free \(use more GPUs or nodes: ranks on one device share it\)$")
 
 
-def run(args, P, cmd, limit=None):
-    """gpuprim_mpi CMD with P ranks; GPUPRIM_DEVICE_MEM_LIMIT=limit if given (no fault)."""
+def run(args, P, cmd, limit=None, piece=None):
+    """gpuprim_mpi CMD with P ranks; GPUPRIM_DEVICE_MEM_LIMIT=limit and
+    GPUPRIM_READ_PIECE_BYTES=piece if given (no fault)."""
     env = dict(os.environ)
-    env.pop("GPUPRIM_DEVICE_MEM_LIMIT", None)
-    env.pop("GPUPRIM_FAULT", None)
+    for k in ("GPUPRIM_DEVICE_MEM_LIMIT", "GPUPRIM_FAULT", "GPUPRIM_READ_PIECE_BYTES"):
+        env.pop(k, None)
     if limit is not None:
         env["GPUPRIM_DEVICE_MEM_LIMIT"] = str(limit)
+    if piece is not None:
+        env["GPUPRIM_READ_PIECE_BYTES"] = str(piece)
     return run_gpuprim(args, P, cmd, env=env)
 
 
@@ -239,6 +246,37 @@ def test_sort(args, path):
           f"malformed GPUPRIM_DEVICE_MEM_LIMIT: exit {p.returncode}, errors {errs}")
 
 
+def test_pieces(args, path):
+    """Small read pieces give the same bits as one piece: statistics, --x integral, sort."""
+    keys = ("count", "nan_count", "sum", "min", "max", "mean", "l2_norm", "integral", "sorted_verified")
+    for dset, opts in (("f32", []), ("y", ["--x", "x"]), ("i64", ["--stable", "--argsort"])):
+        for P in args.nps:
+            tag = f"pieces {dset} {' '.join(opts)} P={P}".replace("  ", " ")
+            got = {}
+            for mode, piece in (("one", None), ("small", 1000)):
+                rj = os.path.join(args.work, f"pc_{dset}_{P}_{mode}.json")
+                out = os.path.join(args.work, f"pc_{dset}_{P}_{mode}.h5")
+                cmd = [path, "--dataset", dset, "--backend", args.backend, "--quiet", "--json", rj,
+                       "--out", out, "--force"] + opts
+                p = run(args, P, cmd, piece=piece)
+                check(p.returncode == 0, f"{tag} {mode}: exit {p.returncode}: {p.stderr[-400:]}")
+                if p.returncode:
+                    break
+                res = json.load(open(rj))
+                with h5py.File(out, "r") as f:
+                    outs = {k: f[k][()] for k in f}
+                got[mode] = (res, outs)
+            if len(got) != 2:
+                continue
+            (r1, o1), (r2, o2) = got["one"], got["small"]
+            for k in keys:
+                if k in r1:
+                    check(json.dumps(r1[k]) == json.dumps(r2.get(k)),
+                          f"{tag}: {k} {r1[k]!r} with one piece, {r2.get(k)!r} with 1000-byte pieces")
+            check(sorted(o1) == sorted(o2) and all(np.array_equal(o1[k], o2[k], equal_nan=True) for k in o1),
+                  f"{tag}: the sorted output differs between one piece and 1000-byte pieces")
+
+
 def main():
     args = arg_parser(nps="1,3").parse_args()
     fresh_dir(args.work)
@@ -250,6 +288,7 @@ def main():
     path = make_file(args, rng)
     test_stats(args, path)
     test_sort(args, path)
+    test_pieces(args, path)
     return summary()
 
 

@@ -680,6 +680,23 @@ static void test_api(void)
         CHECK(&c, G->download(h, d, 4096) == GP_OK, "download: %s", G->last_error());
         CHECK(&c, ((unsigned char *)h)[4095] == 7, "upload/download round trip");
         CHECK(&c, G->upload(d, h, 0) == GP_OK && G->download(h, d, 0) == GP_OK, "0-byte copies");
+        /* upload_async in three uneven pieces, then upload_wait: every byte arrives */
+        unsigned char *hb = (unsigned char *)h;
+        for (int i = 0; i < 4096; i++) hb[i] = (unsigned char)(i * 37 + 11);
+        CHECK(&c, G->upload_async(d, hb, 1000) == GP_OK &&
+                      G->upload_async((char *)d + 1000, hb + 1000, 3001) == GP_OK &&
+                      G->upload_async((char *)d + 4001, hb + 4001, 95) == GP_OK &&
+                      G->upload_async(d, hb, 0) == GP_OK,
+              "upload_async: %s", G->last_error());
+        CHECK(&c, G->upload_wait() == GP_OK, "upload_wait: %s", G->last_error());
+        unsigned char *back = (unsigned char *)malloc(4096);
+        if (back) {
+            memset(back, 0, 4096);
+            CHECK(&c, G->download(back, d, 4096) == GP_OK && memcmp(back, hb, 4096) == 0,
+                  "upload_async pieces differ after upload_wait");
+            free(back);
+        }
+        CHECK(&c, G->upload_async(NULL, hb, 8) == GP_EINVAL, "upload_async(NULL dev) accepted");
     }
     CHECK(&c, G->stats((gp_dtype)GP_NDTYPES, d, 1, 0, &s) == GP_EINVAL, "bad dtype accepted");
     CHECK(&c, G->stats(GP_F32, d, -1, 0, &s) == GP_EINVAL, "n < 0 accepted");
