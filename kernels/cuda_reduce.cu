@@ -260,26 +260,30 @@ template <typename K> __device__ __forceinline__ StatPart acc_part(const Acc<K> 
     return p;
 }
 
+/* Adds one element known not to be a NaN: sum, sum of squares, min/max key, hash. */
+template <bool HASH, typename T>
+__device__ __forceinline__ void acc_value(Acc<typename KeyOf<T>::type> &a, T v)
+{
+    const double d = (double)v;
+    a.sum += d;
+    a.sumsq += d * d;
+    const typename KeyOf<T>::type k = key_nn(v);
+    a.mn = min(a.mn, k);
+    a.mx = max(a.mx, k);
+    if (HASH) a.hash += gp_mix64((uint64_t)k);
+}
+
 /* Adds the V elements v[0, V) (in that order). Without a NaN among them: no per-element
  * test (the common case); else each NaN counts and the others add. */
 template <bool HASH, typename T, int V>
 __device__ __forceinline__ void acc_add(Acc<typename KeyOf<T>::type> &a, const T (&v)[V])
 {
-    typedef typename KeyOf<T>::type K;
     bool anynan = false;
 #pragma unroll
     for (int j = 0; j < V; j++) anynan |= gpc_is_nan(v[j]);
     if (!anynan) {
 #pragma unroll
-        for (int j = 0; j < V; j++) {
-            const double d = (double)v[j];
-            a.sum += d;
-            a.sumsq += d * d;
-            const K k = key_nn(v[j]);
-            a.mn = min(a.mn, k);
-            a.mx = max(a.mx, k);
-            if (HASH) a.hash += gp_mix64((uint64_t)k);
-        }
+        for (int j = 0; j < V; j++) acc_value<HASH>(a, v[j]);
     } else {
 #pragma unroll
         for (int j = 0; j < V; j++) {
@@ -287,13 +291,7 @@ __device__ __forceinline__ void acc_add(Acc<typename KeyOf<T>::type> &a, const T
                 a.nan += 1u;
                 if (HASH) a.hash += gp_mix64(gpc_key_of(v[j]));
             } else {
-                const double d = (double)v[j];
-                a.sum += d;
-                a.sumsq += d * d;
-                const K k = key_nn(v[j]);
-                a.mn = min(a.mn, k);
-                a.mx = max(a.mx, k);
-                if (HASH) a.hash += gp_mix64((uint64_t)k);
+                acc_value<HASH>(a, v[j]);
             }
         }
     }
