@@ -497,6 +497,18 @@ int gp_cpu_sort_keys(int width, void *keys, int64_t n)
     return GP_OK;
 }
 
+/* Sorts n elements of type t ascending in place by their keys — the CPU twin of
+ * gp_backend.sort_values: gp_cpu_to_keys, gp_cpu_sort_keys (radix, above) and
+ * gp_cpu_from_keys in turn. buf: n elements (host memory; NULL only when n == 0).
+ * Returns GP_OK, GP_EINVAL (bad t, n < 0, NULL buf with n > 0) or GP_ENOMEM. */
+int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n)
+{
+    int rc = gp_cpu_to_keys(t, buf, n);
+    if (rc == GP_OK) rc = gp_cpu_sort_keys((int)gp_dtype_size(t), buf, n);
+    if (rc == GP_OK) rc = gp_cpu_from_keys(t, buf, n);
+    return rc;
+}
+
 /* MERGE_SPLIT(NAME, UT) defines
  *   static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t m,
  *                    int keep_upper, UT *out, int64_t *nout)
@@ -736,6 +748,7 @@ static const gp_backend cpu_backend = {
     .mem_info = cpu_mem_info,
     .upload_async = cpu_upload,
     .upload_wait = cpu_upload_wait,
+    .sort_values = gp_cpu_sort_values,
 };
 
 /* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and

@@ -201,6 +201,7 @@ static const gp_backend g_cuda_backend = {
     cuda_mem_info,
     cuda_upload_async,
     cuda_upload_wait,
+    gp_cuda_sort_values,
 };
 
 /* ---- public entry points (gp_kernels.h) ----------------------------------------------- */

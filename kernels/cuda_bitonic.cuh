@@ -38,6 +38,10 @@
  *                        group (the launch boundary is the grid-wide barrier), 2^G loads in
  *                        flight per thread;
  *   k_tile<LT, finish>:  the level's bits LT-1 .. 0, plain, in groups.
+ * The tile kernels run their loads and stores through a tile policy (TileKeysPolicy for
+ * keys), which may map the first pass's loads (element -> order key, or key and value ->
+ * one packed uint64) and the last pass's stores (the inverse): a value sort or a packed
+ * pair sort without map passes of their own.
  * Passes over the data for n = 2^lp2 > T: 1 + sum over lk = LT+1 .. lp2 of
  * (ceil((lk - LT) / LOGR) + 1); e.g. 38 for n = 2^27 f32 keys, T = 2^14, LOGR = 5, against
  * 105 with one launch per global step (the seed's Program 6.19 driver). T comes from a
@@ -86,6 +90,11 @@ template <typename K> struct KeysPolicy {
     }
     __host__ __device__ E load(long long p) const { return keys[p]; }
     __host__ __device__ void store(long long p, const E &e) const { keys[p] = e; }
+    /* the first pass's load and the last pass's store (TileKeysPolicy maps there) */
+    __host__ __device__ bool in_mapped() const { return false; }
+    __host__ __device__ bool out_mapped() const { return false; }
+    __host__ __device__ E map_in(long long, const E &e) const { return e; }
+    __host__ __device__ void store_out(long long p, const E &e) const { store(p, e); }
     __host__ __device__ static size_t smem_bytes(int Tpad) { return (size_t)Tpad * sizeof(K); }
     __host__ __device__ static E sget(const unsigned char *s, int Tpad, int i)
     {
@@ -128,6 +137,10 @@ template <typename K, bool STABLE> struct PairsPolicy {
         keys[p] = e.k;
         vals[p] = e.v;
     }
+    __host__ __device__ bool in_mapped() const { return false; }
+    __host__ __device__ bool out_mapped() const { return false; }
+    __host__ __device__ E map_in(long long, const E &e) const { return e; }
+    __host__ __device__ void store_out(long long p, const E &e) const { store(p, e); }
     /* values first (8-byte aligned), then keys */
     __host__ __device__ static size_t smem_bytes(int Tpad)
     {
@@ -145,6 +158,70 @@ template <typename K, bool STABLE> struct PairsPolicy {
         K *sk = reinterpret_cast<K *>(sv + Tpad);
         sk[i] = e.k;
         sv[i] = e.v;
+    }
+};
+
+/* Element maps that the first pass may apply on load (element -> order key, gp_key_of) and
+ * the last pass on store (order key -> element, gp_key_to_elem): a value sort in the passes
+ * of the key sort, without a separate map pass over the data before and after. */
+enum KeyMap { MAP_NONE = 0, MAP_F32, MAP_I32, MAP_F64, MAP_I64 };
+
+__host__ __device__ __forceinline__ uint32_t map_in32(int m, uint32_t u)
+{
+    return m == MAP_F32 ? gp_key_f32_bits(u) : m == MAP_I32 ? (u ^ 0x80000000u) : u;
+}
+__host__ __device__ __forceinline__ uint32_t map_out32(int m, uint32_t k)
+{
+    return m == MAP_F32 ? gp_unkey_f32_bits(k) : m == MAP_I32 ? (k ^ 0x80000000u) : k;
+}
+__host__ __device__ __forceinline__ uint64_t map_in64(int m, uint64_t u)
+{
+    return m == MAP_F64 ? gp_key_f64_bits(u) : m == MAP_I64 ? (u ^ 0x8000000000000000ull) : u;
+}
+__host__ __device__ __forceinline__ uint64_t map_out64(int m, uint64_t k)
+{
+    return m == MAP_F64 ? gp_unkey_f64_bits(k) : m == MAP_I64 ? (k ^ 0x8000000000000000ull) : k;
+}
+
+/* Keys policy of the tile kernels (KeysPolicy for every other pass) with the first pass's
+ * load and the last pass's store mapped:
+ *   hi32 == NULL: keys[p] holds an element of a type (map) on input / output and its order
+ *                 key in between; map applies to the whole K;
+ *   hi32 != NULL: packed (key, value) pairs (K = uint64 only): on input hi32[p] is a 32-bit
+ *                 element (map a 4-byte map) and keys[p] a value below 2^32; in between
+ *                 keys[p] = key << 32 | value, so the uint64 order is the (key, value) order;
+ *                 on output hi32[p] = the element again, keys[p] = the value.
+ * in / out: whether this launch is the first pass (maps its loads) / the last (its stores);
+ * the executor (GpuOp) sets them per launch. */
+template <typename K> struct TileKeysPolicy : KeysPolicy<K> {
+    typedef K E;
+    uint32_t *hi32;
+    int map;
+    bool in, out;
+    __host__ __device__ bool in_mapped() const { return in; }
+    __host__ __device__ bool out_mapped() const { return out; }
+    /* element p as loaded (keys[p]) -> its first-pass value */
+    __host__ __device__ E map_in(long long p, const E &raw) const
+    {
+        if constexpr (sizeof(K) == 8) {
+            if (hi32) return ((K)map_in32(map, hi32[p]) << 32) | (uint32_t)raw;
+            return map_in64(map, raw);
+        } else {
+            return map_in32(map, raw);
+        }
+    }
+    __host__ __device__ void store_out(long long p, const E &e) const
+    {
+        if constexpr (sizeof(K) == 8) {
+            if (hi32) {
+                hi32[p] = map_out32(map, (uint32_t)(e >> 32));
+                this->keys[p] = e & 0xFFFFFFFFull;
+            } else {
+                this->keys[p] = map_out64(map, e);
+            }
+        } else {
+            this->keys[p] = map_out32(map, e);
+        }
     }
 };
 
@@ -424,19 +501,14 @@ template <class P, int LT> struct DevVisitor {
     }
 };
 
-/* The tile sort (FINISH false) or the finish (FINISH true) of tile blockIdx.x: positions
- * [blockIdx.x * 2^LT, +2^LT) in dynamic shared memory (P::smem_bytes(Tile::TPAD) bytes),
- * Tile::NTH threads; only positions < n are read and written. */
-template <class P, int LT, bool FINISH>
-__global__ void __launch_bounds__(Tile<P, LT>::NTH, (TILE_THREADS / Tile<P, LT>::NTH) * 2)
-k_tile(P pol, long long n)
+/* Tile positions [base, base + T) of global memory (pol.load(g) for g < n, pad beyond)
+ * into the padded shared-memory tile, 2^LOGR loads in flight per thread before their
+ * shared-memory stores (a loop of load-then-store would wait for every load in turn).
+ * Thread tid writes the slots of the indices i = tid (mod NTH). */
+template <class P, class TL>
+__device__ __forceinline__ void tile_fill(unsigned char *s, const P &pol, long long base,
+                                          long long n, int tid)
 {
-    typedef Tile<P, LT> TL;
-    extern __shared__ __align__(16) unsigned char bn_smem[];
-    const int tid = (int)threadIdx.x;
-    const long long base = (long long)blockIdx.x << LT;
-    /* 2^LOGR loads in flight per thread before their shared-memory stores (a loop of
-     * load-then-store would wait for every load in turn) */
     constexpr int U = 1 << P::LOGR;
     constexpr int STEP = TL::NTH * U;
 #pragma unroll 1
@@ -451,18 +523,63 @@ k_tile(P pol, long long n)
 #pragma unroll
         for (int u = 0; u < U; u++) {
             const int i = i0 + u * TL::NTH;
-            if (i < TL::T) P::sput(bn_smem, TL::TPAD, spad(i), v[u]);
+            if (i < TL::T) P::sput(s, TL::TPAD, spad(i), v[u]);
         }
     }
+}
+
+/* The first pass's map of the loaded tile, in shared memory: slot of index i (g = base + i
+ * < n) = pol.map_in(g, slot); the calling thread's own slots of tile_fill (i = tid mod NTH),
+ * so no barrier is needed between the two. A loop of its own rather than a map inside
+ * tile_fill's loads: there it costs the registers of the loads in flight. */
+template <class P, class TL>
+__device__ __forceinline__ void tile_map_in(unsigned char *s, const P &pol, long long base,
+                                            long long n, int tid)
+{
+#pragma unroll 4
+    for (int i = tid; i < TL::T; i += TL::NTH) {
+        const long long g = base + i;
+        if (g < n) P::sput(s, TL::TPAD, spad(i), pol.map_in(g, P::sget(s, TL::TPAD, spad(i))));
+    }
+}
+
+/* The tile back to positions [base, base + T) below n (pol.store_out when MAPPED, else
+ * pol.store). */
+template <class P, class TL, bool MAPPED>
+__device__ __forceinline__ void tile_drain(const unsigned char *s, const P &pol, long long base,
+                                           long long n, int tid)
+{
+#pragma unroll 4
+    for (int i = tid; i < TL::T; i += TL::NTH) {
+        const long long g = base + i;
+        if (g < n) {
+            if (MAPPED) pol.store_out(g, P::sget(s, TL::TPAD, spad(i)));
+            else pol.store(g, P::sget(s, TL::TPAD, spad(i)));
+        }
+    }
+}
+
+/* The tile sort (FINISH false) or the finish (FINISH true) of tile blockIdx.x: positions
+ * [blockIdx.x * 2^LT, +2^LT) in dynamic shared memory (P::smem_bytes(Tile::TPAD) bytes),
+ * Tile::NTH threads; only positions < n are read and written. */
+template <class P, int LT, bool FINISH>
+__global__ void __launch_bounds__(Tile<P, LT>::NTH, (TILE_THREADS / Tile<P, LT>::NTH) * 2)
+k_tile(P pol, long long n)
+{
+    typedef Tile<P, LT> TL;
+    extern __shared__ __align__(16) unsigned char bn_smem[];
+    const int tid = (int)threadIdx.x;
+    const long long base = (long long)blockIdx.x << LT;
+    /* the branches are uniform (launch parameters): one loop each, so that the loads of
+     * the unmapped passes stay as they were */
+    tile_fill<P, TL>(bn_smem, pol, base, n, tid);
+    if (pol.in_mapped()) tile_map_in<P, TL>(bn_smem, pol, base, n, tid);
     __syncthreads();
     DevVisitor<P, LT> v{bn_smem, tid};
     if (FINISH) TL::finish(v);
     else TL::sort(v);
-#pragma unroll 4
-    for (int i = tid; i < TL::T; i += TL::NTH) {
-        const long long g = base + i;
-        if (g < n) pol.store(g, P::sget(bn_smem, TL::TPAD, spad(i)));
-    }
+    if (pol.out_mapped()) tile_drain<P, TL, true>(bn_smem, pol, base, n, tid);
+    else tile_drain<P, TL, false>(bn_smem, pol, base, n, tid);
 }
 
 /* One global group: units [0, nunits) (grid-stride), G bits from blo. */
@@ -517,57 +634,92 @@ template <class P, int LT, bool FINISH> int allow_smem(size_t smem, int device)
     return GP_OK;
 }
 
-template <class P> struct GpuOp {
+/* Resident blocks per multiprocessor of k_global<P, G, KIND> (GLOBAL_THREADS threads, no
+ * dynamic shared memory), asked once per instantiation and device. */
+template <class P, int G, int KIND> int global_per_sm(int device, int *per_sm)
+{
+    static int done_dev = -1, value = 0;
+    if (done_dev != device) {
+        int v = 0;
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, k_global<P, G, KIND>,
+                                                                 GLOBAL_THREADS, 0));
+        value = v < 1 ? 1 : v;
+        done_dev = device;
+    }
+    *per_sm = value;
+    return GP_OK;
+}
+
+/* The GPU executor of plan(): P = the policy of the global passes, TP = the policy of the
+ * tile passes (P itself, or TileKeysPolicy with the first pass's loads and the last pass's
+ * stores mapped: TP::in / out are set per launch when TP has them). */
+template <class P, class TP = P> struct GpuOp {
     P pol;
+    TP tpol;
     long long n;
     const gpc_devinfo *d;
+    int finishes_left; /* finish passes still to come (the last one stores through TP::out) */
 
-    template <int LT, bool FINISH> int tiles_lt()
+    template <class Q> static void set_io(Q &, bool, bool) {}
+    template <typename K> static void set_io(TileKeysPolicy<K> &q, bool in, bool out)
     {
-        typedef Tile<P, LT> TL;
+        q.in = in;
+        q.out = out;
+    }
+
+    template <int LT, bool FINISH> int tiles_lt(bool in, bool out)
+    {
+        typedef Tile<TP, LT> TL;
         const long long ntiles = (n + TL::T - 1) >> LT;
         if (ntiles > (long long)d->max_grid_x) {
             gpc_set_error("bitonic sort: n = %lld needs %lld tiles, more than the grid limit %d",
                           n, ntiles, d->max_grid_x);
             return GP_EINVAL;
         }
-        const size_t smem = P::smem_bytes(TL::TPAD);
-        int rc = allow_smem<P, LT, FINISH>(smem, d->device);
+        const size_t smem = TP::smem_bytes(TL::TPAD);
+        int rc = allow_smem<TP, LT, FINISH>(smem, d->device);
         if (rc) return rc;
-        k_tile<P, LT, FINISH><<<(unsigned)ntiles, TL::NTH, smem>>>(pol, n);
+        TP q = tpol;
+        set_io(q, in, out);
+        k_tile<TP, LT, FINISH><<<(unsigned)ntiles, TL::NTH, smem>>>(q, n);
         CUDA_CHECK_LAUNCH(FINISH ? "bitonic k_tile (finish)" : "bitonic k_tile (sort)");
         return GP_OK;
     }
-    template <bool FINISH> int tiles(int lt)
+    template <bool FINISH> int tiles(int lt, bool in, bool out)
     {
         switch (lt) {
-        case 9: return tiles_lt<9, FINISH>();
-        case 10: return tiles_lt<10, FINISH>();
-        case 11: return tiles_lt<11, FINISH>();
-        case 12: return tiles_lt<12, FINISH>();
-        case 13: return tiles_lt<13, FINISH>();
-        case 14: return tiles_lt<14, FINISH>();
-        case 15: return tiles_lt<15, FINISH>();
+        case 9: return tiles_lt<9, FINISH>(in, out);
+        case 10: return tiles_lt<10, FINISH>(in, out);
+        case 11: return tiles_lt<11, FINISH>(in, out);
+        case 12: return tiles_lt<12, FINISH>(in, out);
+        case 13: return tiles_lt<13, FINISH>(in, out);
+        case 14: return tiles_lt<14, FINISH>(in, out);
+        case 15: return tiles_lt<15, FINISH>(in, out);
         default:
             gpc_set_error("bitonic sort: tile 2^%d outside 2^%d .. 2^%d", lt, LT_MIN, LT_MAX);
             return GP_EINVAL;
         }
     }
-    int tile(int lt) { return tiles<false>(lt); }
-    int finish(int lt) { return tiles<true>(lt); }
+    /* the tile sort is the first pass; it is also the last when no level follows */
+    int tile(int lt)
+    {
+        finishes_left = lg_ceil(n) > lt ? lg_ceil(n) - lt : 0;
+        return tiles<false>(lt, true, finishes_left == 0);
+    }
+    int finish(int lt)
+    {
+        finishes_left--;
+        return tiles<true>(lt, false, finishes_left == 0);
+    }
 
     template <int G> int global_g(int blo, int kind)
     {
         const long long units = units_below(n, G, blo);
         /* one full wave of resident blocks (grid-stride beyond that) */
-        int per_sm = 0;
-        if (kind == MIRROR)
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, k_global<P, G, MIRROR>, GLOBAL_THREADS, 0));
-        else
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                &per_sm, k_global<P, G, PLAIN>, GLOBAL_THREADS, 0));
-        if (per_sm < 1) per_sm = 1;
+        int per_sm = 1;
+        int rc = kind == MIRROR ? global_per_sm<P, G, MIRROR>(d->device, &per_sm)
+                                : global_per_sm<P, G, PLAIN>(d->device, &per_sm);
+        if (rc) return rc;
         long long cap = (long long)d->sm_count * per_sm;
         long long blocks = (units + GLOBAL_THREADS - 1) / GLOBAL_THREADS;
         if (blocks > cap) blocks = cap;
@@ -586,20 +738,25 @@ template <class P> struct GpuOp {
 };
 
 /* Sorts the n elements of `pol` (device memory) in place by the policy's order with the
- * plan above; returns after the device work has finished. GP_OK, GP_EINVAL (n needs more
- * tiles than the grid allows) or GP_EDEVICE, with the backend's error set. */
-template <class P> int sort(const P &pol, long long n)
+ * plan above, the tile passes through tpol (the same storage as pol; its first pass may
+ * map its loads and its last pass its stores: TileKeysPolicy); returns after the device
+ * work has finished. GP_OK, GP_EINVAL (n needs more tiles than the grid allows) or
+ * GP_EDEVICE, with the backend's error set. n <= 1: nothing (no map either). */
+template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
 {
     if (n <= 1) return GP_OK;
     const gpc_devinfo *d = NULL;
     int rc = gpc_devinfo_get(&d);
     if (rc) return rc;
-    GpuOp<P> op{pol, n, d};
-    rc = plan(n, tile_log2<P>(d), P::LOGR, op);
+    GpuOp<P, TP> op{pol, tpol, n, d, 0};
+    rc = plan(n, tile_log2<TP>(d), P::LOGR, op);
     if (rc) return rc;
     CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;
 }
+
+/* sort(pol, tpol, n) with the tile passes on pol itself. */
+template <class P> int sort(const P &pol, long long n) { return sort(pol, pol, n); }
 
 } // namespace bn
 

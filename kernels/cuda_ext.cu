@@ -350,25 +350,6 @@ pk_any_wide(const uint64_t *__restrict__ vals, long long n, unsigned long long *
     if (__any_sync(0xFFFFFFFFu, wide) && (threadIdx.x & 31) == 0) atomicOr(flag, 1ull);
 }
 
-/* PACK: vals[i] = key[i] << 32 | vals[i] (every value < 2^32), so that the uint64 order of
- * vals is the (key, value) order; !PACK: the inverse (keys[i] = vals[i] >> 32, vals[i] =
- * the low 32 bits). */
-template <bool PACK>
-__global__ void __launch_bounds__(PX_MAP_THREADS)
-pk_pack(uint32_t *__restrict__ keys, uint64_t *__restrict__ vals, long long n)
-{
-    const long long nth = (long long)gridDim.x * PX_MAP_THREADS;
-    for (long long i = (long long)blockIdx.x * PX_MAP_THREADS + threadIdx.x; i < n; i += nth) {
-        if (PACK) {
-            vals[i] = ((uint64_t)keys[i] << 32) | (vals[i] & 0xFFFFFFFFull);
-        } else {
-            const uint64_t v = vals[i];
-            keys[i] = (uint32_t)(v >> 32);
-            vals[i] = v & 0xFFFFFFFFull;
-        }
-    }
-}
-
 /* ---- host side --------------------------------------------------------------------------- */
 
 /* Grid-stride grid for `work` items of `threads` each: at most the resident thread count. */
@@ -433,8 +414,9 @@ int px_sa_scratch(const gpc_devinfo *d, unsigned long long **out)
 }
 
 /* sort_pairs for 4-byte keys when every value is below 2^32: key and value packed into
- * one uint64 (key << 32 | value) in the value array, sorted as 8-byte keys by the engine,
- * unpacked: the (key, value) order (stable or not: a valid result for both), with 8 bytes
+ * one uint64 (key << 32 | value) in the value array by the tile sort's loads, sorted as
+ * 8-byte keys by the engine, unpacked by the last pass's stores (bn::TileKeysPolicy): the
+ * (key, value) order (stable or not: a valid result for both), with 8 bytes
  * per element through the network instead of 12. *packed = 0 (nothing done) when some
  * value is wide. */
 int px_sort_packed(uint32_t *keys, uint64_t *vals, long long n, const gpc_devinfo *d,
@@ -450,13 +432,10 @@ int px_sort_packed(uint32_t *keys, uint64_t *vals, long long n, const gpc_devinf
     CUDA_CHECK_LAUNCH("pk_any_wide");
     CUDA_CHECK(cudaMemcpy(&wide, flag, sizeof wide, cudaMemcpyDeviceToHost));
     if (wide) return GP_OK;
-    pk_pack<true><<<grid, PX_MAP_THREADS>>>(keys, vals, n);
-    CUDA_CHECK_LAUNCH("pk_pack");
-    rc = bn::sort(bn::KeysPolicy<uint64_t>{vals}, n);
+    /* the tile sort packs as it loads, the last pass unpacks as it stores */
+    const bn::TileKeysPolicy<uint64_t> tp{{vals}, keys, bn::MAP_NONE, false, false};
+    rc = bn::sort(bn::KeysPolicy<uint64_t>{vals}, tp, n);
     if (rc) return rc;
-    pk_pack<false><<<grid, PX_MAP_THREADS>>>(keys, vals, n);
-    CUDA_CHECK_LAUNCH("pk_pack (unpack)");
-    CUDA_CHECK(cudaDeviceSynchronize());
     *packed = 1;
     return GP_OK;
 }

@@ -131,6 +131,7 @@ int gp_cuda_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_
 int gp_cuda_to_keys(gp_dtype t, void *buf, int64_t n);
 int gp_cuda_from_keys(gp_dtype t, void *buf, int64_t n);
 int gp_cuda_sort_keys(int width, void *keys, int64_t n);
+int gp_cuda_sort_values(gp_dtype t, void *buf, int64_t n);
 int gp_cuda_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
                              int64_t nhi, int64_t m, int keep_upper, void *out,
                              int64_t *nout);

@@ -226,8 +226,47 @@ extern "C" int gp_cuda_sort_keys(int width, void *keys, int64_t n)
     if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
     if (n > 0 && !keys) GPC_EINVAL("keys is NULL with n = %lld", (long long)n);
     if (n <= 1) return GP_OK;
-    if (width == 4) return bn::sort(bn::KeysPolicy<uint32_t>{(uint32_t *)keys}, n);
-    return bn::sort(bn::KeysPolicy<uint64_t>{(uint64_t *)keys}, n);
+    /* the tile passes through TileKeysPolicy with no map (one set of tile kernels for
+     * keys, value sorts and packed pairs) */
+    if (width == 4) {
+        uint32_t *k = (uint32_t *)keys;
+        return bn::sort(bn::KeysPolicy<uint32_t>{k}, bn::TileKeysPolicy<uint32_t>{{k}, NULL, bn::MAP_NONE, false, false}, n);
+    }
+    uint64_t *k = (uint64_t *)keys;
+    return bn::sort(bn::KeysPolicy<uint64_t>{k}, bn::TileKeysPolicy<uint64_t>{{k}, NULL, bn::MAP_NONE, false, false}, n);
+}
+
+/* Sorts n elements of type t (device memory) ascending in place by their keys —
+ * gp_backend.sort_values on the GPU: the bitonic sort of gp_cuda_sort_keys on the order
+ * keys, with gp_key_of applied in the loads of the first pass (the tile sort) and its
+ * inverse in the stores of the last (bn::TileKeysPolicy), so the result has the bits of
+ * to_keys + sort_keys + from_keys without their two passes. n == 1: the two maps only (a
+ * NaN comes back as the default quiet NaN, as there). Returns GP_OK, GP_EINVAL (bad t,
+ * n < 0, NULL buf with n > 0, n beyond the grid limit) or GP_EDEVICE. */
+extern "C" int gp_cuda_sort_values(gp_dtype t, void *buf, int64_t n)
+{
+    if (gp_dtype_size(t) == 0) GPC_EINVAL("invalid dtype %d", (int)t);
+    if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) GPC_EINVAL("buf is NULL with n = %lld", (long long)n);
+    if (n == 0) return GP_OK;
+    if (n == 1) {
+        int rc = gp_cuda_to_keys(t, buf, n);
+        return rc ? rc : gp_cuda_from_keys(t, buf, n);
+    }
+    int map = bn::MAP_NONE;
+    switch (t) {
+    case GP_F32: map = bn::MAP_F32; break;
+    case GP_I32: map = bn::MAP_I32; break;
+    case GP_F64: map = bn::MAP_F64; break;
+    case GP_I64: map = bn::MAP_I64; break;
+    default: break;
+    }
+    if (gp_dtype_size(t) == 4) {
+        uint32_t *k = (uint32_t *)buf;
+        return bn::sort(bn::KeysPolicy<uint32_t>{k}, bn::TileKeysPolicy<uint32_t>{{k}, NULL, map, false, false}, n);
+    }
+    uint64_t *k = (uint64_t *)buf;
+    return bn::sort(bn::KeysPolicy<uint64_t>{k}, bn::TileKeysPolicy<uint64_t>{{k}, NULL, map, false, false}, n);
 }
 
 /* Merge-split of two ascending key arrays — gp_backend.merge_split_keys on the GPU (merge

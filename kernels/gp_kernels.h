@@ -276,6 +276,15 @@ typedef struct gp_backend {
     /* Waits until every upload_async issued so far has completed. GP_OK, or GP_EDEVICE when
      * one of those copies failed. */
     int (*upload_wait)(void);
+
+    /* Sorts n elements of type t (device memory) ascending in place in the order of their
+     * keys (gp_key_of: NaN last, -0.0 before +0.0; NaNs come back as the default quiet
+     * NaN): the same bits as to_keys + sort_keys + from_keys, in one call. CUDA: the
+     * element -> key map runs in the loads of the bitonic sort's first pass and the inverse
+     * in the stores of its last (no pass of their own, one device synchronisation); CPU:
+     * the three twins in turn. Errors: GP_EINVAL (bad t, n < 0, NULL buf with n > 0, n
+     * beyond the grid limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
+    int (*sort_values)(gp_dtype t, void *buf, int64_t n);
 } gp_backend;
 
 /* The CPU backend (always available). */
@@ -301,6 +310,7 @@ int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t
 int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_sort_keys(int width, void *keys, int64_t n);
+int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
                             int64_t nhi, int64_t m, int keep_upper, void *out,
                             int64_t *nout);

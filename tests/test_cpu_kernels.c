@@ -505,6 +505,15 @@ static void check_keys_and_sort(gp_dtype t, const void *y, int64_t n)
     }
     CHECK(bad < 0, "sorted keys differ from the reference order first at %" PRId64, bad);
     CHECK(h_sorted == h_ref, "sorted keys are not a permutation of the input keys (hash)");
+
+    /* sort_values: the elements of the sorted keys (from_keys of them), in one call */
+    rc = gp_cpu_from_keys(t, k, n);
+    CHECK(rc == GP_OK, "from_keys of the sorted keys returned %d", rc);
+    memcpy(back, y, (size_t)n * es);
+    rc = gp_cpu_sort_values(t, back, n);
+    CHECK(rc == GP_OK, "sort_values returned %d", rc);
+    CHECK(n == 0 || memcmp(back, k, (size_t)n * es) == 0,
+          "sort_values differs from from_keys(sort_keys(to_keys(y)))");
     free(back);
     free(k);
 }
@@ -892,6 +901,9 @@ static void test_sort_extra(void)
     CHECK(gp_cpu_sort_keys(8, NULL, 0) == GP_OK, "NULL keys with n = 0 rejected");
     CHECK(strstr(gp_backend_cpu()->last_error(), "sort_keys") != NULL,
           "last_error = \"%s\"", gp_backend_cpu()->last_error());
+    CHECK(gp_cpu_sort_values((gp_dtype)99, &one, 1) == GP_EINVAL, "sort_values: bad dtype accepted");
+    CHECK(gp_cpu_sort_values(GP_F32, &one, -1) == GP_EINVAL, "sort_values: n < 0 accepted");
+    CHECK(gp_cpu_sort_values(GP_F64, NULL, 3) == GP_EINVAL, "sort_values: NULL buf accepted");
 }
 
 static void test_invalid_and_table(void)
@@ -928,7 +940,8 @@ static void test_invalid_and_table(void)
     CHECK(b->name && strcmp(b->name, "cpu") == 0, "name = %s", b->name ? b->name : "(null)");
     CHECK(b->stats == gp_cpu_stats && b->trap_x == gp_cpu_trap_x && b->trap_fn == gp_cpu_trap_fn &&
               b->to_keys == gp_cpu_to_keys && b->from_keys == gp_cpu_from_keys &&
-              b->sort_keys == gp_cpu_sort_keys && b->merge_split_keys == gp_cpu_merge_split_keys,
+              b->sort_keys == gp_cpu_sort_keys && b->merge_split_keys == gp_cpu_merge_split_keys &&
+              b->sort_values == gp_cpu_sort_values,
           "kernel entries are not the gp_cpu_* twins");
     CHECK(b->alloc && b->free && b->host_alloc && b->host_free && b->upload && b->download &&
               b->last_error,

@@ -13,7 +13,8 @@
  *     integer field exact; sum/sumsq within TOL_SUM * sum|x| (resp. sum x^2): the twin and
  *     the GPU sum in different (each fixed) orders; two GPU calls bitwise identical;
  *   trap_x: within TOL_TRAPX * sum|term|, xfirst/xlast exact, other fields kept;
- *   to_keys, sort_keys, from_keys: bit-exact against the twin after each step, and the 64
+ *   to_keys, sort_keys, from_keys: bit-exact against the twin after each step; sort_values
+ *   (the three in one call) bit-exact against them; and the 64
  *     elements past n of the device buffer (poisoned with 0xA5) never written;
  * trap_fn for each integrand over a few [a, b], n and index sub-ranges (TOL_TRAPFN * sum
  * |w f|), merge_split_keys on sorted pairs of unequal sizes (0 included) for both halves,
@@ -412,6 +413,20 @@ static void test_sort(tcase c, const void *y, void *dbuf, void *want, void *got)
         CHECK(&c, guard_intact((unsigned char *)got + bytes, es),
               "device buffer written past n");
     }
+    /* sort_values (the maps fused into the sort's first and last pass) on a fresh copy of
+     * y and its poisoned guard: the bits of the three steps above, and of its CPU twin */
+    c.name = "sort_values";
+    GPU_OK(&c, G->upload(dbuf, y, bytes + GUARD * es), return);
+    GPU_OK(&c, G->sort_values(c.t, dbuf, n), return);
+    if (download_guarded(&c, got, dbuf, bytes, es) != GP_OK) return;
+    int64_t i = first_diff(got, want, n, es);
+    CHECK(&c, i < 0, "first difference at %lld: gpu %016" PRIx64 " three steps %016" PRIx64,
+          (long long)i, i < 0 ? 0 : elem_bits(got, i, es), i < 0 ? 0 : elem_bits(want, i, es));
+    CHECK(&c, guard_intact((unsigned char *)got + bytes, es), "device buffer written past n");
+    memcpy(got, y, bytes);
+    CHECK(&c, gp_cpu_sort_values(c.t, got, n) == GP_OK, "CPU twin failed");
+    i = first_diff(got, want, n, es);
+    CHECK(&c, i < 0, "CPU twin: first difference at %lld", (long long)i);
 }
 
 /* ---- one (dtype, n, dist) case -------------------------------------------------------- */
@@ -718,6 +733,10 @@ static void test_api(void)
               s.min_key == UINT64_MAX && s.has_x == 0 && s.order_valid == 1,
           "stats of n = 0 not the empty record");
     CHECK(&c, G->sort_keys(8, d, 0) == GP_OK && G->sort_keys(8, d, 1) == GP_OK, "sort n <= 1");
+    CHECK(&c, G->sort_values((gp_dtype)99, d, 2) == GP_EINVAL, "sort_values bad dtype accepted");
+    CHECK(&c, G->sort_values(GP_F32, d, -1) == GP_EINVAL, "sort_values n < 0 accepted");
+    CHECK(&c, G->sort_values(GP_F32, NULL, 2) == GP_EINVAL, "sort_values NULL buf accepted");
+    CHECK(&c, G->sort_values(GP_F64, d, 0) == GP_OK, "sort_values n = 0");
     CHECK(&c, G->merge_split_keys(8, NULL, 0, NULL, 0, 0, 1, NULL, &nout) == GP_OK && nout == 0,
           "merge of nothing");
     char why[256];
