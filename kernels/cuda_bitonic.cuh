@@ -33,8 +33,9 @@
  *                        positions, then each further level lk <= LT as groups from the
  *                        top (the first with the mirror step); the whole schedule is fixed
  *                        at compile time, so slot offsets are immediates;
- *   k_global<G, kind>:   for a level lk > LT, its stride bits >= LT in groups of <= LOGR
- *                        bits from the top (the first with the mirror step), one launch per
+ *   k_global<G, kind>:   for a level lk > LT, its stride bits >= LT in groups of <= LOGG
+ *                        bits (LOGG = LOGR + 1: 64 keys of 4 bytes, 32 of 8 bytes, 16
+ *                        pairs per thread; 2 blocks of 256 threads per SM) from the top (the first with the mirror step), one launch per
  *                        group (the launch boundary is the grid-wide barrier), 2^G loads in
  *                        flight per thread;
  *   k_tile<LT, finish>:  the level's bits LT-1 .. 0, plain, in groups.
@@ -43,7 +44,7 @@
  * one packed uint64) and the last pass's stores (the inverse): a value sort or a packed
  * pair sort without map passes of their own.
  * Passes over the data for n = 2^lp2 > T: 1 + sum over lk = LT+1 .. lp2 of
- * (ceil((lk - LT) / LOGR) + 1); e.g. 38 for n = 2^27 f32 keys, T = 2^14, LOGR = 5, against
+ * (ceil((lk - LT) / LOGG) + 1); e.g. 35 for n = 2^27 f32 keys, T = 2^14, LOGG = 6, against
  * 105 with one launch per global step (the seed's Program 6.19 driver). T comes from a
  * shared-memory budget (TILE_SMEM_DEFAULT, or GPUPRIM_SORT_SMEM=<bytes>), between 2^9 and
  * 2^15 positions.
@@ -66,7 +67,9 @@
 namespace bn {
 
 /* ---- element policies --------------------------------------------------------------- */
-/* A policy P gives: the element type P::E; LOGR (log2 of the largest unit in registers);
+/* A policy P gives: the element type P::E; LOGR (log2 of the largest unit in registers in
+ * the tile kernels) and LOGG (in the global groups, whose threads have twice the registers:
+ * one more stride per pass over the data);
  * P::pad() (compares >= every real element); P::cas(a, b) (compare-exchange: afterwards
  * a is the smaller, and a swap happens only when b is strictly less than a); load / store
  * of position p in global memory; smem_bytes(Tpad) and sget / sput of shared-memory slot i
@@ -76,6 +79,7 @@ namespace bn {
 template <typename K> struct KeysPolicy {
     typedef K E;
     static constexpr int LOGR = sizeof(K) == 4 ? 5 : 4; /* 32 x 4 or 16 x 8 bytes */
+    static constexpr int LOGG = sizeof(K) == 4 ? 6 : 5; /* 64 x 4 or 32 x 8 bytes */
     K *keys;
     __host__ __device__ static E pad() { return (K)~(K)0; }
     __host__ __device__ static void cas(E &a, E &b)
@@ -116,6 +120,7 @@ template <typename K, bool STABLE> struct PairsPolicy {
         uint64_t v;
     };
     static constexpr int LOGR = 3;
+    static constexpr int LOGG = 4;
     K *keys;
     uint64_t *vals;
     __host__ __device__ static E pad() { return E{(K)~(K)0, ~0ull}; }
@@ -305,28 +310,42 @@ __host__ __device__ __forceinline__ void run_regs(typename P::E (&r)[1 << G])
     else reg_group<P, G, KIND == MIRROR>(r);
 }
 
-/* Unit w of a group in global memory (n elements; positions >= n read as pad, not
- * written). All loads are issued before the first compare (2^G in flight); positions are
- * recomputed for the stores (base + q 2^blo) rather than kept in registers. */
-template <class P, int G, int KIND>
-__host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, long long w,
-                                                     int blo)
+/* Units w0 + k * ws (k = 0 .. UB-1, those below nunits) of a group in global memory (n
+ * elements; positions >= n read as pad, not written). All loads of the UB units are issued
+ * before the first compare (UB * 2^G in flight: UB > 1 for the narrow groups, whose single
+ * units would leave too few bytes in flight per SM); positions are recomputed for the
+ * stores (base + q 2^blo) rather than kept in registers. */
+template <class P, int G, int KIND, int UB>
+__host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, long long w0,
+                                                     long long ws, long long nunits, int blo)
 {
     const long long lowmask = (1ll << blo) - 1;
-    const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
-    const long long b0 = hi | low;
-    const long long b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
-    typename P::E r[1 << G];
+    typename P::E r[UB][1 << G];
 #pragma unroll
-    for (int q = 0; q < (1 << G); q++) {
-        const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
-        r[q] = p < n ? pol.load(p) : P::pad();
+    for (int k = 0; k < UB; k++) {
+        const long long w = w0 + k * ws;
+        const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
+        const long long b0 = hi | low;
+        const long long b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+#pragma unroll
+        for (int q = 0; q < (1 << G); q++) {
+            const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
+            r[k][q] = (w < nunits && p < n) ? pol.load(p) : P::pad();
+        }
     }
-    run_regs<P, G, KIND>(r);
 #pragma unroll
-    for (int q = 0; q < (1 << G); q++) {
-        const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
-        if (p < n) pol.store(p, r[q]);
+    for (int k = 0; k < UB; k++) {
+        const long long w = w0 + k * ws;
+        if (w >= nunits) continue;
+        run_regs<P, G, KIND>(r[k]);
+        const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
+        const long long b0 = hi | low;
+        const long long b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+#pragma unroll
+        for (int q = 0; q < (1 << G); q++) {
+            const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
+            if (p < n) pol.store(p, r[k][q]);
+        }
     }
 }
 
@@ -474,17 +493,18 @@ template <class Op> int plan(long long n, int logT, int logr, Op &op)
     return 0;
 }
 
-/* f(std::integral_constant<int, G>()) for a runtime group width G (1 .. P::LOGR; widths
- * above LOGR never occur and are not instantiated): the one place where a runtime G
+/* f(std::integral_constant<int, G>()) for a runtime group width G (1 .. P::LOGG; widths
+ * above LOGG never occur and are not instantiated): the one place where a runtime G
  * becomes a template argument (the GPU executor's and the CPU simulation's launches). */
 template <class P, class F> auto with_g(int G, F &&f)
 {
     switch (G) {
     case 1: return f(std::integral_constant<int, 1>());
     case 2: return f(std::integral_constant<int, 2>());
-    case 3: return f(std::integral_constant<int, (P::LOGR >= 3 ? 3 : 1)>());
-    case 4: return f(std::integral_constant<int, (P::LOGR >= 4 ? 4 : 1)>());
-    default: return f(std::integral_constant<int, (P::LOGR >= 5 ? 5 : 1)>());
+    case 3: return f(std::integral_constant<int, (P::LOGG >= 3 ? 3 : 1)>());
+    case 4: return f(std::integral_constant<int, (P::LOGG >= 4 ? 4 : 1)>());
+    case 5: return f(std::integral_constant<int, (P::LOGG >= 5 ? 5 : 1)>());
+    default: return f(std::integral_constant<int, (P::LOGG >= 6 ? 6 : 1)>());
     }
 }
 
@@ -582,15 +602,22 @@ k_tile(P pol, long long n)
     else tile_drain<P, TL, false>(bn_smem, pol, base, n, tid);
 }
 
-/* One global group: units [0, nunits) (grid-stride), G bits from blo. */
+/* Units per thread and iteration of a global group of G bits: at least 8 elements. */
+__host__ __device__ constexpr int global_batch(int G) { return G >= 3 ? 1 : 8 >> G; }
+
+/* One global group: units [0, nunits) (grid-stride, global_batch(G) at a time), G bits
+ * from blo. Units of 64
+ * elements take the registers of one block per SM (their positions and values), smaller
+ * ones two. */
 template <class P, int G, int KIND>
-__global__ void __launch_bounds__(GLOBAL_THREADS, 2)
+__global__ void __launch_bounds__(GLOBAL_THREADS, (1 << G) > 32 ? 1 : 2)
 k_global(P pol, long long n, long long nunits, int blo)
 {
+    constexpr int UB = global_batch(G);
     const long long stride = (long long)gridDim.x * GLOBAL_THREADS;
     for (long long w = (long long)blockIdx.x * GLOBAL_THREADS + threadIdx.x; w < nunits;
-         w += stride)
-        unit_global<P, G, KIND>(pol, n, w, blo);
+         w += stride * UB)
+        unit_global<P, G, KIND, UB>(pol, n, w, stride, nunits, blo);
 }
 
 /* ---- host side: the GPU executor of plan() -------------------------------------------- */
@@ -721,7 +748,8 @@ template <class P, class TP = P> struct GpuOp {
                                 : global_per_sm<P, G, PLAIN>(d->device, &per_sm);
         if (rc) return rc;
         long long cap = (long long)d->sm_count * per_sm;
-        long long blocks = (units + GLOBAL_THREADS - 1) / GLOBAL_THREADS;
+        const long long per_block = (long long)GLOBAL_THREADS * global_batch(G);
+        long long blocks = (units + per_block - 1) / per_block;
         if (blocks > cap) blocks = cap;
         if (blocks < 1) blocks = 1;
         if (kind == MIRROR)
@@ -749,7 +777,7 @@ template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
     int rc = gpc_devinfo_get(&d);
     if (rc) return rc;
     GpuOp<P, TP> op{pol, tpol, n, d, 0};
-    rc = plan(n, tile_log2<TP>(d), P::LOGR, op);
+    rc = plan(n, tile_log2<TP>(d), P::LOGG, op);
     if (rc) return rc;
     CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;

@@ -91,9 +91,12 @@ template <class P> struct SimOp {
                 CHECK(false, "unit %lld (G %d blo %d) below n = %lld not enumerated", w, G, blo, n);
                 break;
             }
-        for (long long w = 0; w < units; w++) {
-            if (kind == bn::MIRROR) bn::unit_global<P, G, bn::MIRROR>(pol, n, w, blo);
-            else bn::unit_global<P, G, bn::PLAIN>(pol, n, w, blo);
+        /* the kernel's batches: units w, w + ws, ... (here ws = 1, the last batch partly
+           past `units`) */
+        constexpr int UB = bn::global_batch(G);
+        for (long long w = 0; w < units; w += UB) {
+            if (kind == bn::MIRROR) bn::unit_global<P, G, bn::MIRROR, UB>(pol, n, w, 1, units, blo);
+            else bn::unit_global<P, G, bn::PLAIN, UB>(pol, n, w, 1, units, blo);
         }
         return 0;
     }
@@ -140,7 +143,7 @@ template <typename K> void test_keys(long long n, int logT, int dist, unsigned l
     std::vector<K> ref(v.begin(), v.begin() + n);
     std::sort(ref.begin(), ref.end());
     SimOp<bn::KeysPolicy<K>> op{bn::KeysPolicy<K>{v.data()}, n, {}};
-    bn::plan(n, logT, bn::KeysPolicy<K>::LOGR, op);
+    bn::plan(n, logT, bn::KeysPolicy<K>::LOGG, op);
     CHECK(std::equal(ref.begin(), ref.end(), v.begin()),
           "keys w%d n %lld logT %d dist %d: not the sorted input", (int)sizeof(K), n, logT, dist);
     bool guard = true;
@@ -167,7 +170,7 @@ template <typename K, bool STABLE> void test_pairs(long long n, int logT, int di
                          return a.first < b.first;
                      });
     SimOp<bn::PairsPolicy<K, STABLE>> op{bn::PairsPolicy<K, STABLE>{k.data(), val.data()}, n, {}};
-    bn::plan(n, logT, bn::PairsPolicy<K, STABLE>::LOGR, op);
+    bn::plan(n, logT, bn::PairsPolicy<K, STABLE>::LOGG, op);
     bool keys_ok = true, same = true;
     for (long long i = 0; i < n; i++) {
         keys_ok = keys_ok && k[i] == ref[i].first;
