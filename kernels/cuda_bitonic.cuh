@@ -583,10 +583,14 @@ __device__ __forceinline__ void tile_drain(const unsigned char *s, const P &pol,
     }
 }
 
-/* The tile sort (FINISH false) or the finish (FINISH true) of tile blockIdx.x: positions
+/* What a tile kernel runs on its tile: the tile sort (levels 1 .. LT), the finish (bits
+ * LT-1 .. 0 of a level above LT), or level LT alone (after a tile sort at LT-1). */
+enum TileMode { TILE_SORT = 0, TILE_FINISH = 1, TILE_LEVEL = 2 };
+
+/* The pass MODE (TileMode) of tile blockIdx.x: positions
  * [blockIdx.x * 2^LT, +2^LT) in dynamic shared memory (P::smem_bytes(Tile::TPAD) bytes),
  * Tile::NTH threads; only positions < n are read and written. */
-template <class P, int LT, bool FINISH>
+template <class P, int LT, int MODE>
 __global__ void __launch_bounds__(Tile<P, LT>::NTH, (TILE_THREADS / Tile<P, LT>::NTH) * 2)
 k_tile(P pol, long long n)
 {
@@ -600,7 +604,8 @@ k_tile(P pol, long long n)
     if (pol.in_mapped()) tile_map_in<P, TL>(bn_smem, pol, base, n, tid);
     __syncthreads();
     DevVisitor<P, LT> v{bn_smem, tid};
-    if (FINISH) TL::finish(v);
+    if (MODE == TILE_FINISH) TL::finish(v);
+    else if (MODE == TILE_LEVEL) TL::template level<LT, 0, true>(v);
     else TL::sort(v);
     if (pol.out_mapped()) tile_drain<P, TL, true>(bn_smem, pol, base, n, tid);
     else tile_drain<P, TL, false>(bn_smem, pol, base, n, tid);
@@ -652,13 +657,13 @@ template <class P> int tile_log2(const gpc_devinfo *d)
 /* Raises kernel fn's dynamic shared-memory limit to `smem` bytes when that is above the
  * default 48 KiB (once per kernel, device and size: every k_tile instantiation has its own
  * static state). */
-template <class P, int LT, bool FINISH> int allow_smem(size_t smem, int device)
+template <class P, int LT, int MODE> int allow_smem(size_t smem, int device)
 {
     static int done_dev = -1;
     static size_t done_bytes = 0;
     if (smem <= 48 * 1024) return GP_OK;
     if (done_dev == device && done_bytes >= smem) return GP_OK;
-    CUDA_CHECK(cudaFuncSetAttribute(k_tile<P, LT, FINISH>,
+    CUDA_CHECK(cudaFuncSetAttribute(k_tile<P, LT, MODE>,
                                     cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     done_dev = device;
     done_bytes = smem;
@@ -681,6 +686,11 @@ template <class P, int G, int KIND> int global_per_sm(int device, int *per_sm)
     return GP_OK;
 }
 
+/* Whether GpuOp may split a tile sort (tile(), below): for the key policy only (one set of
+ * TILE_LEVEL kernels, not one per pair policy). */
+template <class P> struct SplitOk : std::false_type {};
+template <typename K> struct SplitOk<TileKeysPolicy<K>> : std::true_type {};
+
 /* The GPU executor of plan(): P = the policy of the global passes, TP = the policy of the
  * tile passes (P itself, or TileKeysPolicy with the first pass's loads and the last pass's
  * stores mapped: TP::in / out are set per launch when TP has them). */
@@ -698,7 +708,7 @@ template <class P, class TP = P> struct GpuOp {
         q.out = out;
     }
 
-    template <int LT, bool FINISH> int tiles_lt(bool in, bool out)
+    template <int LT, int MODE> int tiles_lt(bool in, bool out)
     {
         typedef Tile<TP, LT> TL;
         const long long ntiles = (n + TL::T - 1) >> LT;
@@ -708,39 +718,52 @@ template <class P, class TP = P> struct GpuOp {
             return GP_EINVAL;
         }
         const size_t smem = TP::smem_bytes(TL::TPAD);
-        int rc = allow_smem<TP, LT, FINISH>(smem, d->device);
+        int rc = allow_smem<TP, LT, MODE>(smem, d->device);
         if (rc) return rc;
         TP q = tpol;
         set_io(q, in, out);
-        k_tile<TP, LT, FINISH><<<(unsigned)ntiles, TL::NTH, smem>>>(q, n);
-        CUDA_CHECK_LAUNCH(FINISH ? "bitonic k_tile (finish)" : "bitonic k_tile (sort)");
+        k_tile<TP, LT, MODE><<<(unsigned)ntiles, TL::NTH, smem>>>(q, n);
+        CUDA_CHECK_LAUNCH(MODE == TILE_FINISH ? "bitonic k_tile (finish)"
+                          : MODE == TILE_LEVEL ? "bitonic k_tile (level)"
+                                               : "bitonic k_tile (sort)");
         return GP_OK;
     }
-    template <bool FINISH> int tiles(int lt, bool in, bool out)
+    template <int MODE> int tiles(int lt, bool in, bool out)
     {
         switch (lt) {
-        case 9: return tiles_lt<9, FINISH>(in, out);
-        case 10: return tiles_lt<10, FINISH>(in, out);
-        case 11: return tiles_lt<11, FINISH>(in, out);
-        case 12: return tiles_lt<12, FINISH>(in, out);
-        case 13: return tiles_lt<13, FINISH>(in, out);
-        case 14: return tiles_lt<14, FINISH>(in, out);
-        case 15: return tiles_lt<15, FINISH>(in, out);
+        case 9: return tiles_lt<9, MODE>(in, out);
+        case 10: return tiles_lt<10, MODE>(in, out);
+        case 11: return tiles_lt<11, MODE>(in, out);
+        case 12: return tiles_lt<12, MODE>(in, out);
+        case 13: return tiles_lt<13, MODE>(in, out);
+        case 14: return tiles_lt<14, MODE>(in, out);
+        case 15: return tiles_lt<15, MODE>(in, out);
         default:
             gpc_set_error("bitonic sort: tile 2^%d outside 2^%d .. 2^%d", lt, LT_MIN, LT_MAX);
             return GP_EINVAL;
         }
     }
-    /* the tile sort is the first pass; it is also the last when no level follows */
+    /* the tile sort is the first pass; it is also the last when no level follows. When
+     * levels follow and the tiles of 2^lt would not give every multiprocessor two blocks
+     * (n = 2^21 with 2^14 keys per tile: 128 tiles), the key policy sorts tiles of
+     * 2^(lt-1) (two blocks per SM, the same network) and then runs level lt alone in the
+     * tiles of 2^lt. */
     int tile(int lt)
     {
         finishes_left = lg_ceil(n) > lt ? lg_ceil(n) - lt : 0;
-        return tiles<false>(lt, true, finishes_left == 0);
+        if constexpr (SplitOk<TP>::value) {
+            const long long ntiles = (n + (1ll << lt) - 1) >> lt;
+            if (finishes_left > 0 && lt > LT_MIN && ntiles < 2ll * d->sm_count) {
+                int rc = tiles<TILE_SORT>(lt - 1, true, false);
+                return rc ? rc : tiles<TILE_LEVEL>(lt, false, false);
+            }
+        }
+        return tiles<TILE_SORT>(lt, true, finishes_left == 0);
     }
     int finish(int lt)
     {
         finishes_left--;
-        return tiles<true>(lt, false, finishes_left == 0);
+        return tiles<TILE_FINISH>(lt, false, finishes_left == 0);
     }
 
     template <int G> int global_g(int blo, int kind)
