@@ -33,12 +33,15 @@
  *                        positions, then each further level lk <= LT as groups from the
  *                        top (the first with the mirror step); the whole schedule is fixed
  *                        at compile time, so slot offsets are immediates;
- *   k_global<G, kind>:   for a level lk > LT, its stride bits >= LT in groups of <= LOGG
- *                        bits (LOGG = LOGR + 1: 64 keys of 4 bytes, 32 of 8 bytes, 16
- *                        pairs per thread; 2 blocks of 256 threads per SM) from the top (the first with the mirror step), one launch per
- *                        group (the launch boundary is the grid-wide barrier), 2^G loads in
- *                        flight per thread;
- *   k_tile<LT, finish>:  the level's bits LT-1 .. 0, plain, in groups.
+ *   k_global<G, kind>:   for a level lk > LT, its stride bits >= LT in the fewest groups
+ *                        of <= LOGG bits (LOGG = LOGR + 1: up to 64 keys of 4 bytes, 32
+ *                        of 8 bytes or 16 pairs per thread), as equal as they can be, from
+ *                        the top (the first with the mirror step), one launch per group
+ *                        (the launch boundary is the grid-wide barrier), 2^G loads in
+ *                        flight per thread (8 or more: narrow groups batch units);
+ *   k_tile<LT, finish>:  the level's bits LT-1 .. 0, plain, in groups;
+ *   k_tile<LT, level>:   level LT alone: after a tile sort at LT-1, when tiles of 2^LT
+ *                        would give fewer than two blocks per SM (n = 2^20, 2^21).
  * The tile kernels run their loads and stores through a tile policy (TileKeysPolicy for
  * keys), which may map the first pass's loads (element -> order key, or key and value ->
  * one packed uint64) and the last pass's stores (the inverse): a value sort or a packed
@@ -598,8 +601,7 @@ k_tile(P pol, long long n)
     extern __shared__ __align__(16) unsigned char bn_smem[];
     const int tid = (int)threadIdx.x;
     const long long base = (long long)blockIdx.x << LT;
-    /* the branches are uniform (launch parameters): one loop each, so that the loads of
-     * the unmapped passes stay as they were */
+    /* in_mapped / out_mapped are uniform (launch parameters) */
     tile_fill<P, TL>(bn_smem, pol, base, n, tid);
     if (pol.in_mapped()) tile_map_in<P, TL>(bn_smem, pol, base, n, tid);
     __syncthreads();
@@ -615,9 +617,8 @@ k_tile(P pol, long long n)
 __host__ __device__ constexpr int global_batch(int G) { return G >= 3 ? 1 : 8 >> G; }
 
 /* One global group: units [0, nunits) (grid-stride, global_batch(G) at a time), G bits
- * from blo. Units of 64
- * elements take the registers of one block per SM (their positions and values), smaller
- * ones two. */
+ * from blo. Units of 64 elements take the registers of one block per SM (their values and
+ * positions), smaller ones two. */
 template <class P, int G, int KIND>
 __global__ void __launch_bounds__(GLOBAL_THREADS, (1 << G) > 32 ? 1 : 2)
 k_global(P pol, long long n, long long nunits, int blo)

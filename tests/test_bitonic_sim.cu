@@ -4,8 +4,10 @@
  * is exact). Needs nvcc to build, no GPU to run (CTest label cpu). Checks, for keys
  * (uint32, uint64) and (key, uint64 value) pairs (stable or not) over many sizes, tile sizes
  * and distributions (random, few distinct, all equal, sorted, reversed, the largest key =
- * the padding value): the output is the sorted input (std::sort / std::stable_sort), and
- * nothing past n is written. Exit 0 when every check passes, 1 otherwise. */
+ * the padding value; keys of the odd-numbered distributions through the GPU executor's
+ * split tile sort: half tiles, then the top level alone): the output is the sorted input
+ * (std::sort / std::stable_sort), and nothing past n is written. Exit 0 when every check
+ * passes, 1 otherwise. */
 #include "cuda_bitonic.cuh"
 
 #include <algorithm>
@@ -35,6 +37,7 @@ template <class P> struct SimOp {
     P pol;
     long long n;
     std::vector<unsigned char> smem;
+    bool split;
 
     /* the host visitor: every thread's units of a group (backwards on odd tiles: the
      * kernel's threads run a group's units in any order, the result must not depend on it) */
@@ -50,7 +53,7 @@ template <class P> struct SimOp {
                 for (int t = 0; t < nth; t++) bn::Tile<P, LT>::template group<G, BLO, KIND>(s, t, nth);
         }
     };
-    template <int LT> int tiles_lt(bool finish)
+    template <int LT> int tiles_lt(int mode)
     {
         typedef bn::Tile<P, LT> TL;
         smem.assign(P::smem_bytes(TL::TPAD), 0xA5);
@@ -58,14 +61,15 @@ template <class P> struct SimOp {
             for (int i = 0; i < TL::T; i++)
                 P::sput(smem.data(), TL::TPAD, bn::spad(i), base + i < n ? pol.load(base + i) : P::pad());
             Visitor<LT> v{smem.data(), ((base >> LT) & 1) != 0};
-            if (finish) TL::finish(v);
+            if (mode == bn::TILE_FINISH) TL::finish(v);
+            else if (mode == bn::TILE_LEVEL) TL::template level<LT, 0, true>(v);
             else TL::sort(v);
             for (int i = 0; i < TL::T; i++)
                 if (base + i < n) pol.store(base + i, P::sget(smem.data(), TL::TPAD, bn::spad(i)));
         }
         return 0;
     }
-    int tiles(int lt, bool finish)
+    int tiles(int lt, int finish)
     {
         switch (lt) {
         case 9: return tiles_lt<9>(finish);
@@ -78,8 +82,17 @@ template <class P> struct SimOp {
         default: CHECK(false, "tile 2^%d outside the range", lt); return 1;
         }
     }
-    int tile(int lt) { return tiles(lt, false); }
-    int finish(int lt) { return tiles(lt, true); }
+    /* split: as the GPU executor for the key policy when the tiles are few: a tile sort
+       of half tiles, then level lt alone */
+    int tile(int lt)
+    {
+        if (split && lt > bn::LT_MIN && n > (1ll << lt)) {
+            const int rc = tiles(lt - 1, bn::TILE_SORT);
+            return rc ? rc : tiles(lt, bn::TILE_LEVEL);
+        }
+        return tiles(lt, bn::TILE_SORT);
+    }
+    int finish(int lt) { return tiles(lt, bn::TILE_FINISH); }
 
     template <int G> int global_g(int blo, int kind)
     {
@@ -142,7 +155,7 @@ template <typename K> void test_keys(long long n, int logT, int dist, unsigned l
     std::fill(v.begin() + n, v.end(), (K)0x5A5A5A5A5A5A5A5Aull);
     std::vector<K> ref(v.begin(), v.begin() + n);
     std::sort(ref.begin(), ref.end());
-    SimOp<bn::KeysPolicy<K>> op{bn::KeysPolicy<K>{v.data()}, n, {}};
+    SimOp<bn::KeysPolicy<K>> op{bn::KeysPolicy<K>{v.data()}, n, {}, (dist & 1) != 0};
     bn::plan(n, logT, bn::KeysPolicy<K>::LOGG, op);
     CHECK(std::equal(ref.begin(), ref.end(), v.begin()),
           "keys w%d n %lld logT %d dist %d: not the sorted input", (int)sizeof(K), n, logT, dist);
@@ -169,7 +182,7 @@ template <typename K, bool STABLE> void test_pairs(long long n, int logT, int di
                      [](const std::pair<K, uint64_t> &a, const std::pair<K, uint64_t> &b) {
                          return a.first < b.first;
                      });
-    SimOp<bn::PairsPolicy<K, STABLE>> op{bn::PairsPolicy<K, STABLE>{k.data(), val.data()}, n, {}};
+    SimOp<bn::PairsPolicy<K, STABLE>> op{bn::PairsPolicy<K, STABLE>{k.data(), val.data()}, n, {}, false};
     bn::plan(n, logT, bn::PairsPolicy<K, STABLE>::LOGG, op);
     bool keys_ok = true, same = true;
     for (long long i = 0; i < n; i++) {
