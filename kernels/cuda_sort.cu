@@ -168,6 +168,21 @@ int run_merge(const void *lo, long long nlo, const void *hi, long long nhi, long
     return GP_OK;
 }
 
+/* The bitonic sort of n > 1 keys of `width` bytes in buf, the tile passes through
+ * TileKeysPolicy with element map `map` on the first pass's loads and the last pass's
+ * stores (MAP_NONE: a key sort; one set of tile kernels for keys, values and packed pairs). */
+int sort_mapped(int width, void *buf, int map, long long n)
+{
+    if (width == 4) {
+        uint32_t *k = (uint32_t *)buf;
+        return bn::sort(bn::KeysPolicy<uint32_t>{k},
+                        bn::TileKeysPolicy<uint32_t>{{k}, NULL, map, false, false}, n);
+    }
+    uint64_t *k = (uint64_t *)buf;
+    return bn::sort(bn::KeysPolicy<uint64_t>{k},
+                    bn::TileKeysPolicy<uint64_t>{{k}, NULL, map, false, false}, n);
+}
+
 } // namespace
 
 /* Maps buf[0, n) (type t, device memory) in place to order keys — gp_backend.to_keys on the
@@ -226,14 +241,7 @@ extern "C" int gp_cuda_sort_keys(int width, void *keys, int64_t n)
     if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
     if (n > 0 && !keys) GPC_EINVAL("keys is NULL with n = %lld", (long long)n);
     if (n <= 1) return GP_OK;
-    /* the tile passes through TileKeysPolicy with no map (one set of tile kernels for
-     * keys, value sorts and packed pairs) */
-    if (width == 4) {
-        uint32_t *k = (uint32_t *)keys;
-        return bn::sort(bn::KeysPolicy<uint32_t>{k}, bn::TileKeysPolicy<uint32_t>{{k}, NULL, bn::MAP_NONE, false, false}, n);
-    }
-    uint64_t *k = (uint64_t *)keys;
-    return bn::sort(bn::KeysPolicy<uint64_t>{k}, bn::TileKeysPolicy<uint64_t>{{k}, NULL, bn::MAP_NONE, false, false}, n);
+    return sort_mapped(width, keys, bn::MAP_NONE, n);
 }
 
 /* Sorts n elements of type t (device memory) ascending in place by their keys —
@@ -261,12 +269,7 @@ extern "C" int gp_cuda_sort_values(gp_dtype t, void *buf, int64_t n)
     case GP_I64: map = bn::MAP_I64; break;
     default: break;
     }
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        return bn::sort(bn::KeysPolicy<uint32_t>{k}, bn::TileKeysPolicy<uint32_t>{{k}, NULL, map, false, false}, n);
-    }
-    uint64_t *k = (uint64_t *)buf;
-    return bn::sort(bn::KeysPolicy<uint64_t>{k}, bn::TileKeysPolicy<uint64_t>{{k}, NULL, map, false, false}, n);
+    return sort_mapped((int)gp_dtype_size(t), buf, map, n);
 }
 
 /* Merge-split of two ascending key arrays — gp_backend.merge_split_keys on the GPU (merge
