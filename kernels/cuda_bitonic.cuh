@@ -700,6 +700,7 @@ template <class P, class TP = P> struct GpuOp {
     TP tpol;
     long long n;
     const gpc_devinfo *d;
+    cudaStream_t st;   /* the stream of every launch */
     int finishes_left; /* finish passes still to come (the last one stores through TP::out) */
 
     template <class Q> static void set_io(Q &, bool, bool) {}
@@ -723,7 +724,7 @@ template <class P, class TP = P> struct GpuOp {
         if (rc) return rc;
         TP q = tpol;
         set_io(q, in, out);
-        k_tile<TP, LT, MODE><<<(unsigned)ntiles, TL::NTH, smem>>>(q, n);
+        k_tile<TP, LT, MODE><<<(unsigned)ntiles, TL::NTH, smem, st>>>(q, n);
         CUDA_CHECK_LAUNCH(MODE == TILE_FINISH ? "bitonic k_tile (finish)"
                           : MODE == TILE_LEVEL ? "bitonic k_tile (level)"
                                                : "bitonic k_tile (sort)");
@@ -781,9 +782,9 @@ template <class P, class TP = P> struct GpuOp {
         if (blocks > cap) blocks = cap;
         if (blocks < 1) blocks = 1;
         if (kind == MIRROR)
-            k_global<P, G, MIRROR><<<(unsigned)blocks, GLOBAL_THREADS>>>(pol, n, units, blo);
+            k_global<P, G, MIRROR><<<(unsigned)blocks, GLOBAL_THREADS, 0, st>>>(pol, n, units, blo);
         else
-            k_global<P, G, PLAIN><<<(unsigned)blocks, GLOBAL_THREADS>>>(pol, n, units, blo);
+            k_global<P, G, PLAIN><<<(unsigned)blocks, GLOBAL_THREADS, 0, st>>>(pol, n, units, blo);
         CUDA_CHECK_LAUNCH("bitonic k_global");
         return GP_OK;
     }
@@ -793,19 +794,129 @@ template <class P, class TP = P> struct GpuOp {
     }
 };
 
+/* ---- host side: the plan as a CUDA graph, for repeated sorts of one array ------------- */
+
+/* A sort's launches depend only on the policies' pointers and map, n, the tile size and the
+ * device, never on the data: the second sort with the same of all these captures its plan
+ * as a CUDA graph, and every later one replays it (one launch from the host instead of one
+ * per pass, and the device's shorter gaps between graph nodes). The first sighting runs
+ * the plan directly (and sets the kernels' attributes outside any capture), so a one-off
+ * sort pays no capture. GPUPRIM_SORT_GRAPH=0 turns this off (for benchmarking). */
+struct GraphEntry {
+    const void *tag;          /* (P, TP) */
+    const void *a, *a2;       /* the global policy's arrays (first_of, second_of) */
+    const void *b, *b2;       /* the tile policy's */
+    int map, logT, device;
+    long long n;
+    cudaGraphExec_t exec;     /* NULL: seen once, not captured */
+};
+constexpr int GRAPH_CACHE = 8;
+
+inline GraphEntry *graph_cache() { static GraphEntry c[GRAPH_CACHE]; return c; }
+inline int &graph_next() { static int k = 0; return k; }
+
+/* The stream of the sort's launches: a blocking stream (it waits for the legacy default
+ * stream's earlier work, as the callers' copies there expect), one per device. */
+inline int sort_stream(const gpc_devinfo *d, cudaStream_t *out)
+{
+    static cudaStream_t st[64];
+    static bool made[64];
+    if (d->device < 0 || d->device >= 64) {
+        *out = 0;
+        return GP_OK;
+    }
+    if (!made[d->device]) {
+        CUDA_CHECK(cudaStreamCreate(&st[d->device]));
+        made[d->device] = true;
+    }
+    *out = st[d->device];
+    return GP_OK;
+}
+
+inline bool graphs_on()
+{
+    static int env = -1;
+    if (env < 0) {
+        const char *e = getenv("GPUPRIM_SORT_GRAPH");
+        env = (e && e[0] == '0' && e[1] == 0) ? 0 : 1;
+    }
+    return env == 1;
+}
+
+template <class P, class TP> struct GraphTag { static const char id; };
+template <class P, class TP> const char GraphTag<P, TP>::id = 0;
+
+/* What a policy reads and writes: its first and second array (NULL: none), its map. */
+template <typename K> const void *first_of(const KeysPolicy<K> &q) { return q.keys; }
+template <typename K> const void *first_of(const TileKeysPolicy<K> &q) { return q.keys; }
+template <typename K, bool S> const void *first_of(const PairsPolicy<K, S> &q) { return q.keys; }
+template <typename K> const void *second_of(const KeysPolicy<K> &) { return NULL; }
+template <typename K> const void *second_of(const TileKeysPolicy<K> &q) { return q.hi32; }
+template <typename K, bool S> const void *second_of(const PairsPolicy<K, S> &q) { return q.vals; }
+template <class Q> int map_of(const Q &) { return 0; }
+template <typename K> int map_of(const TileKeysPolicy<K> &q) { return q.map; }
+
 /* Sorts the n elements of `pol` (device memory) in place by the policy's order with the
  * plan above, the tile passes through tpol (the same storage as pol; its first pass may
  * map its loads and its last pass its stores: TileKeysPolicy); returns after the device
- * work has finished. GP_OK, GP_EINVAL (n needs more tiles than the grid allows) or
- * GP_EDEVICE, with the backend's error set. n <= 1: nothing (no map either). */
+ * work has finished. Repeated sorts of one array replay a CUDA graph (above). GP_OK,
+ * GP_EINVAL (n needs more tiles than the grid allows) or GP_EDEVICE, with the backend's
+ * error set. n <= 1: nothing (no map either). */
 template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
 {
     if (n <= 1) return GP_OK;
     const gpc_devinfo *d = NULL;
     int rc = gpc_devinfo_get(&d);
     if (rc) return rc;
-    GpuOp<P, TP> op{pol, tpol, n, d, 0};
-    rc = plan(n, tile_log2<TP>(d), P::LOGG, op);
+    cudaStream_t st = 0;
+    rc = sort_stream(d, &st);
+    if (rc) return rc;
+    const int logT = tile_log2<TP>(d);
+    GpuOp<P, TP> op{pol, tpol, n, d, st, 0};
+    GraphEntry *e = NULL;
+    if (graphs_on() && st != 0) {
+        GraphEntry key{&GraphTag<P, TP>::id, first_of(pol), second_of(pol), first_of(tpol),
+                       second_of(tpol), map_of(tpol), logT, d->device, n, NULL};
+        GraphEntry *c = graph_cache();
+        for (int i = 0; i < GRAPH_CACHE && !e; i++)
+            if (c[i].tag == key.tag && c[i].a == key.a && c[i].a2 == key.a2 &&
+                c[i].b == key.b && c[i].b2 == key.b2 && c[i].map == key.map &&
+                c[i].logT == key.logT && c[i].device == key.device && c[i].n == key.n)
+                e = &c[i];
+        if (e && e->exec) { /* third sighting on: replay */
+            CUDA_CHECK(cudaGraphLaunch(e->exec, st));
+            CUDA_CHECK(cudaDeviceSynchronize());
+            return GP_OK;
+        }
+        if (e) { /* second sighting: capture, instantiate, launch */
+            cudaGraph_t g = NULL;
+            CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
+            rc = plan(n, logT, P::LOGG, op);
+            const cudaError_t ec = cudaStreamEndCapture(st, &g);
+            if (rc) {
+                if (g) cudaGraphDestroy(g);
+                return rc;
+            }
+            cudaGraphExec_t x = NULL;
+            if (ec == cudaSuccess && g && cudaGraphInstantiate(&x, g, 0) == cudaSuccess) {
+                cudaGraphDestroy(g);
+                e->exec = x;
+                CUDA_CHECK(cudaGraphLaunch(x, st));
+                CUDA_CHECK(cudaDeviceSynchronize());
+                return GP_OK;
+            }
+            /* no graph after all: clear the error and run the plan directly */
+            if (g) cudaGraphDestroy(g);
+            (void)cudaGetLastError();
+            e = NULL;
+        } else { /* first sighting: remember it (oldest entry out) */
+            GraphEntry &slot = c[graph_next()];
+            graph_next() = (graph_next() + 1) % GRAPH_CACHE;
+            if (slot.exec) cudaGraphExecDestroy(slot.exec);
+            slot = key;
+        }
+    }
+    rc = plan(n, logT, P::LOGG, op);
     if (rc) return rc;
     CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;

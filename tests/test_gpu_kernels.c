@@ -484,6 +484,56 @@ done:
  * INT64_MAX) or every element a NaN, and those with one smaller element last: the 32-bit
  * min/max accumulators of the 4-byte types use the all-ones key as their identity, so these
  * are the inputs where a wrong identity would show. */
+/* One device array sorted again and again with new data (sort_values of f32 and u64,
+ * sort_keys of u32 keys; n above and below one tile): from the second sort of an array on,
+ * the CUDA backend captures the sort's launches as a graph and replays it. Every result
+ * against the CPU twin. */
+static void test_repeat_sort(void)
+{
+    static const int64_t ns[] = {5000, 100003, (1 << 21) + 1};
+    static const gp_dtype ts[] = {GP_F32, GP_U64, GP_U32};
+    for (size_t a = 0; a < sizeof ts / sizeof ts[0]; a++)
+        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+            const gp_dtype dt = ts[a];
+            const int64_t n = ns[k];
+            const size_t es = gp_dtype_size(dt), bytes = (size_t)n * es;
+            tcase c = {"repeat sort", dt, n, "uniform/special"};
+            void *y = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+            void *d = G->alloc(bytes);
+            if (!y || !want || !got || !d) {
+                failf(&c, "allocation failed (%s)", G->last_error());
+            } else {
+                for (int rep = 0; rep < 4; rep++) {
+                    if (gen(dt, y, n, rep & 1 ? D_SPECIAL : D_UNIFORM) != 0) {
+                        failf(&c, "data generator: twin failed");
+                        goto stop;
+                    }
+                    memcpy(want, y, bytes);
+                    int rc;
+                    if (dt == GP_U32) { /* the keys path (sort_keys) */
+                        rc = gp_cpu_sort_keys(4, want, n);
+                        GPU_OK(&c, G->upload(d, y, bytes), goto stop);
+                        GPU_OK(&c, G->sort_keys(4, d, n), goto stop);
+                    } else {
+                        rc = gp_cpu_sort_values(dt, want, n);
+                        GPU_OK(&c, G->upload(d, y, bytes), goto stop);
+                        GPU_OK(&c, G->sort_values(dt, d, n), goto stop);
+                    }
+                    GPU_OK(&c, G->download(got, d, bytes), goto stop);
+                    CHECK(&c, rc == GP_OK, "CPU twin failed");
+                    const int64_t i = first_diff(got, want, n, es);
+                    CHECK(&c, i < 0, "sort %d of the same array: first difference at %lld", rep,
+                          (long long)i);
+                }
+            }
+        stop:
+            G->free(d);
+            free(y);
+            free(want);
+            free(got);
+        }
+}
+
 static void test_top_keys(void)
 {
     static const int64_t ns[] = {1, 2, 33, 4097, 65537};
@@ -808,6 +858,7 @@ int main(int argc, char **argv)
         run_case(GP_U64, (1 << 24) + 3, D_UNIFORM);
     }
     test_top_keys();
+    test_repeat_sort();
     test_trap_fn();
     test_merge(quick);
 
