@@ -503,6 +503,9 @@ int gp_cpu_sort_keys(int width, void *keys, int64_t n)
  * Returns GP_OK, GP_EINVAL (bad t, n < 0, NULL buf with n > 0) or GP_ENOMEM. */
 int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n)
 {
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
     int rc = gp_cpu_to_keys(t, buf, n);
     if (rc == GP_OK) rc = gp_cpu_sort_keys((int)gp_dtype_size(t), buf, n);
     if (rc == GP_OK) rc = gp_cpu_from_keys(t, buf, n);

@@ -277,13 +277,16 @@ typedef struct gp_backend {
      * one of those copies failed. */
     int (*upload_wait)(void);
 
-    /* Sorts n elements of type t (device memory) ascending in place in the order of their
-     * keys (gp_key_of: NaN last, -0.0 before +0.0; NaNs come back as the default quiet
-     * NaN): the same bits as to_keys + sort_keys + from_keys, in one call. CUDA: the
-     * element -> key map runs in the loads of the bitonic sort's first pass and the inverse
-     * in the stores of its last (no pass of their own, one device synchronisation); CPU:
-     * the three twins in turn. Errors: GP_EINVAL (bad t, n < 0, NULL buf with n > 0, n
-     * beyond the grid limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
+    /* Sorts n elements of type t ascending in place in the order of their keys (gp_key_of:
+     * NaN last, -0.0 before +0.0; NaNs come back as the default quiet NaN): the same bits
+     * as to_keys + sort_keys + from_keys, in one call. buf: n elements in memory from this
+     * backend's alloc (host memory on the CPU backend). n = 0 and n = 1: nothing to order
+     * (n = 1 still maps a NaN to the default quiet NaN); returns GP_OK. CUDA: the element ->
+     * key map runs in the loads of the bitonic sort's first pass and the inverse in the
+     * stores of its last (no pass of their own, one device synchronisation), and the
+     * second sort of the same array replays its launches as a CUDA graph; CPU: the three
+     * twins in turn. Errors: GP_EINVAL (bad t, n < 0, NULL buf with n > 0; CUDA: n needing
+     * more sort tiles than the grid's x limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
     int (*sort_values)(gp_dtype t, void *buf, int64_t n);
 } gp_backend;
 

@@ -24,7 +24,8 @@
  * A typical program: MPI_Init; pick a backend (gp_cuda_device_count() > 0 ?
  * gp_backend_cuda(local_rank % count, ...) : gp_backend_cpu()); alloc + upload a shard;
  * be->stats; gp_stats_allreduce; be->to_keys + be->sort_keys; gp_bitonic_exchange;
- * be->from_keys. tests/example/example.c is a complete one.
+ * be->from_keys. tests/example/example.c is a complete one. To sort one array on one
+ * process (no exchange), be->sort_values does to_keys + sort_keys + from_keys in one call.
  *
  * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and
  * the pkg-config file add. In a build with the CUDA backend GPUPRIM_HAVE_CUDA is defined
