@@ -322,14 +322,21 @@ template <class P, int G, int KIND, int UB>
 __host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, long long w0,
                                                      long long ws, long long nunits, int blo)
 {
-    const long long lowmask = (1ll << blo) - 1;
+    /* pos<G, KIND == MIRROR>(w, q, blo) as two bases (q's top bit clear / set) plus
+     * q 2^blo: the same positions, in the arithmetic that keeps the wide units free of
+     * spills (pos itself, per q, costs the 32- and 64-key MIRROR units 12-52 bytes) */
+    auto bases = [blo](long long w, long long &b0, long long &b1) {
+        const long long lowmask = (1ll << blo) - 1;
+        const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
+        b0 = hi | low;
+        b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+    };
     typename P::E r[UB][1 << G];
 #pragma unroll
     for (int k = 0; k < UB; k++) {
         const long long w = w0 + k * ws;
-        const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
-        const long long b0 = hi | low;
-        const long long b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+        long long b0, b1;
+        bases(w, b0, b1);
 #pragma unroll
         for (int q = 0; q < (1 << G); q++) {
             const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
@@ -341,9 +348,8 @@ __host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, 
         const long long w = w0 + k * ws;
         if (w >= nunits) continue;
         run_regs<P, G, KIND>(r[k]);
-        const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
-        const long long b0 = hi | low;
-        const long long b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+        long long b0, b1;
+        bases(w, b0, b1);
 #pragma unroll
         for (int q = 0; q < (1 << G); q++) {
             const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
