@@ -34,11 +34,15 @@
  *                        top (the first with the mirror step); the whole schedule is fixed
  *                        at compile time, so slot offsets are immediates;
  *   k_global<G, kind>:   for a level lk > LT, its stride bits >= LT in the fewest groups
- *                        of <= LOGG bits (LOGG = LOGR + 1: up to 64 keys of 4 bytes, 32
- *                        of 8 bytes or 16 pairs per thread), as equal as they can be, from
- *                        the top (the first with the mirror step), one launch per group
- *                        (the launch boundary is the grid-wide barrier), 2^G loads in
- *                        flight per thread (8 or more: narrow groups batch units);
+ *                        of <= LOGW bits, as equal as they can be, from the top (the
+ *                        first with the mirror step), one launch per group (the launch
+ *                        boundary is the grid-wide barrier); a group of G < WIDE_MIN bits
+ *                        runs here, a unit per thread, 2^G loads in flight per thread (8
+ *                        or more: narrow groups batch units);
+ *   k_wide<G, kind>:     a group of WIDE_MIN <= G <= LOGW bits (LOGW: 9 for 4-byte keys,
+ *                        8 for 8-byte keys, 7 for pairs: 64 KiB per block): a block runs
+ *                        32 units, the first steps in registers, the last ones after an
+ *                        exchange through shared memory (Wide, below);
  *   k_tile<LT, finish>:  the level's bits LT-1 .. 0, plain, in groups;
  *   k_tile<LT, level>:   level LT alone: after a tile sort at LT-1, when tiles of 2^LT
  *                        would give fewer than two blocks per SM (n = 2^20, 2^21).
@@ -47,8 +51,9 @@
  * one packed uint64) and the last pass's stores (the inverse): a value sort or a packed
  * pair sort without map passes of their own.
  * Passes over the data for n = 2^lp2 > T: 1 + sum over lk = LT+1 .. lp2 of
- * (ceil((lk - LT) / LOGG) + 1); e.g. 35 for n = 2^27 f32 keys, T = 2^14, LOGG = 6, against
- * 105 with one launch per global step (the seed's Program 6.19 driver). T comes from a
+ * (ceil((lk - LT) / LOGW) + 1); e.g. 31 for n = 2^27 f32 keys, T = 2^14, LOGW = 9 (35 with
+ * the register groups alone, up to 6 bits), against 105 with one launch per global step
+ * (the seed's Program 6.19 driver). T comes from a
  * shared-memory budget (TILE_SMEM_DEFAULT, or GPUPRIM_SORT_SMEM=<bytes>), between 2^9 and
  * 2^15 positions.
  *
@@ -71,8 +76,9 @@ namespace bn {
 
 /* ---- element policies --------------------------------------------------------------- */
 /* A policy P gives: the element type P::E; LOGR (log2 of the largest unit in registers in
- * the tile kernels) and LOGG (in the global groups, whose threads have twice the registers:
- * one more stride per pass over the data);
+ * the tile kernels), LOGG (in the global register groups, whose threads have twice the
+ * registers: one more stride per pass over the data) and LOGW (the widest global group, a
+ * block's wide group through shared memory: 64 KiB of elements per block);
  * P::pad() (compares >= every real element); P::cas(a, b) (compare-exchange: afterwards
  * a is the smaller, and a swap happens only when b is strictly less than a); load / store
  * of position p in global memory; smem_bytes(Tpad) and sget / sput of shared-memory slot i
@@ -83,6 +89,7 @@ template <typename K> struct KeysPolicy {
     typedef K E;
     static constexpr int LOGR = sizeof(K) == 4 ? 5 : 4; /* 32 x 4 or 16 x 8 bytes */
     static constexpr int LOGG = sizeof(K) == 4 ? 6 : 5; /* 64 x 4 or 32 x 8 bytes */
+    static constexpr int LOGW = sizeof(K) == 4 ? 9 : 8; /* wide groups: 64 KiB of keys */
     K *keys;
     __host__ __device__ static E pad() { return (K)~(K)0; }
     __host__ __device__ static void cas(E &a, E &b)
@@ -124,6 +131,7 @@ template <typename K, bool STABLE> struct PairsPolicy {
     };
     static constexpr int LOGR = 3;
     static constexpr int LOGG = 4;
+    static constexpr int LOGW = 7; /* wide groups: 64 KiB of 16-byte pairs */
     K *keys;
     uint64_t *vals;
     __host__ __device__ static E pad() { return E{(K)~(K)0, ~0ull}; }
@@ -318,25 +326,29 @@ __host__ __device__ __forceinline__ void run_regs(typename P::E (&r)[1 << G])
  * before the first compare (UB * 2^G in flight: UB > 1 for the narrow groups, whose single
  * units would leave too few bytes in flight per SM); positions are recomputed for the
  * stores (base + q 2^blo) rather than kept in registers. */
+/* pos<G, KIND == MIRROR>(w, q, blo) as two bases, b0 for q's top bit clear and b1 for it
+ * set, plus q 2^blo: the same positions, in the arithmetic that keeps the wide units free
+ * of spills (pos itself, per q, costs the 32- and 64-key MIRROR units 12-52 bytes). */
+template <int G, int KIND>
+__host__ __device__ __forceinline__ void unit_bases(long long w, int blo, long long &b0,
+                                                    long long &b1)
+{
+    const long long lowmask = (1ll << blo) - 1;
+    const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
+    b0 = hi | low;
+    b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
+}
+
 template <class P, int G, int KIND, int UB>
 __host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, long long w0,
                                                      long long ws, long long nunits, int blo)
 {
-    /* pos<G, KIND == MIRROR>(w, q, blo) as two bases (q's top bit clear / set) plus
-     * q 2^blo: the same positions, in the arithmetic that keeps the wide units free of
-     * spills (pos itself, per q, costs the 32- and 64-key MIRROR units 12-52 bytes) */
-    auto bases = [blo](long long w, long long &b0, long long &b1) {
-        const long long lowmask = (1ll << blo) - 1;
-        const long long hi = (w >> blo) << (blo + G), low = w & lowmask;
-        b0 = hi | low;
-        b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
-    };
     typename P::E r[UB][1 << G];
 #pragma unroll
     for (int k = 0; k < UB; k++) {
         const long long w = w0 + k * ws;
         long long b0, b1;
-        bases(w, b0, b1);
+        unit_bases<G, KIND>(w, blo, b0, b1);
 #pragma unroll
         for (int q = 0; q < (1 << G); q++) {
             const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
@@ -349,11 +361,99 @@ __host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, 
         if (w >= nunits) continue;
         run_regs<P, G, KIND>(r[k]);
         long long b0, b1;
-        bases(w, b0, b1);
+        unit_bases<G, KIND>(w, blo, b0, b1);
 #pragma unroll
         for (int q = 0; q < (1 << G); q++) {
             const long long p = ((q >> (G - 1)) ? b1 : b0) + ((long long)q << blo);
             if (p < n) pol.store(p, r[k][q]);
+        }
+    }
+}
+
+/* A wide global group: GW bits [blo, blo + GW), more than a thread's registers hold
+ * (and narrower ones from WIDE_MIN, where this runs faster than k_global: up to LOGW
+ * bits), run by a block on 32 consecutive units (positions consecutive, or
+ * reversed, across its lanes: coalesced), with the units' 2^GW x 32 elements staged in
+ * shared memory, row q (a unit's register index, pos(w, q)) of 32 lanes at slots
+ * [32 q, 32 q + 32). The GW bits go as RA + WB:
+ *   phase 1: thread (warp wi, lane) loads rows q = j 2^WB | wi (j = 0 .. 2^RA - 1; for a
+ *            MIRROR group wi is complemented in the rows of j's top half, so that the
+ *            mirror partner q ^ (2^GW - 1) of every row is the same thread's) and runs the
+ *            group's steps on q's top RA bits in registers (the mirror step first), then
+ *            stores the rows to shared memory;
+ *   phase 2: after a barrier, thread (wi, lane) takes the rows h 2^WB + k (k = 0 .. 2^WB
+ *            - 1) for its 2^(RA - WB) values of h, runs the plain steps on q's low WB bits,
+ *            and stores them to global memory.
+ * Every warp reads or writes one row of 32 consecutive slots at a time: no bank conflict.
+ * The network is reg_group<GW, KIND> on each unit, in one read and one write of the data
+ * for up to 9 stride bits where the register units stop at 6. */
+template <int GW> struct Wide {
+    static constexpr int WB = GW / 2;      /* bits of the warp index; phase-2 registers */
+    static constexpr int RA = GW - WB;     /* phase-1 registers: 2^RA per thread */
+    static constexpr int NT = 32 << WB;    /* threads per block */
+    static constexpr int ROWS = 1 << GW;
+};
+
+/* Shared-memory bytes of a wide group's block. */
+template <class P, int GW> __host__ __device__ constexpr size_t wide_smem()
+{
+    return (size_t)Wide<GW>::ROWS * 32 * sizeof(typename P::E);
+}
+
+/* Phase 1 of block `blk` (units 32 blk .. 32 blk + 31 below nunits; positions >= n read as
+ * pad) for thread tid; s: the block's wide_smem<P, GW>() bytes, as elements. */
+template <class P, int GW, int KIND>
+__host__ __device__ __forceinline__ void wide_phase1(const P &pol, typename P::E *s, long long n,
+                                                     long long nunits, int blo, long long blk,
+                                                     int tid)
+{
+    typedef Wide<GW> W;
+    const int lane = tid & 31, wi = tid >> 5;
+    const long long w = blk * 32 + lane;
+    long long b0, b1;
+    unit_bases<GW, KIND>(w, blo, b0, b1);
+    typename P::E r[1 << W::RA];
+#pragma unroll
+    for (int j = 0; j < (1 << W::RA); j++) {
+        const bool top = (j >> (W::RA - 1)) & 1;
+        const int q = (j << W::WB) | ((KIND == MIRROR && top) ? (wi ^ ((1 << W::WB) - 1)) : wi);
+        const long long p = (top ? b1 : b0) + ((long long)q << blo);
+        r[j] = (w < nunits && p < n) ? pol.load(p) : P::pad();
+    }
+    reg_group<P, W::RA, KIND == MIRROR>(r);
+#pragma unroll
+    for (int j = 0; j < (1 << W::RA); j++) {
+        const bool top = (j >> (W::RA - 1)) & 1;
+        const int q = (j << W::WB) | ((KIND == MIRROR && top) ? (wi ^ ((1 << W::WB) - 1)) : wi);
+        s[q * 32 + lane] = r[j];
+    }
+}
+
+/* Phase 2 (after every thread's phase 1): the plain steps on the low WB bits, stores to
+ * positions < n. */
+template <class P, int GW, int KIND>
+__host__ __device__ __forceinline__ void wide_phase2(const P &pol, const typename P::E *s,
+                                                     long long n, long long nunits, int blo,
+                                                     long long blk, int tid)
+{
+    typedef Wide<GW> W;
+    const int lane = tid & 31, wi = tid >> 5;
+    const long long w = blk * 32 + lane;
+    long long b0, b1;
+    unit_bases<GW, KIND>(w, blo, b0, b1);
+#pragma unroll
+    for (int u = 0; u < (1 << (W::RA - W::WB)); u++) {
+        const int h = (wi << (W::RA - W::WB)) | u;
+        typename P::E r[1 << W::WB];
+#pragma unroll
+        for (int k = 0; k < (1 << W::WB); k++) r[k] = s[((h << W::WB) | k) * 32 + lane];
+        reg_group<P, W::WB, false>(r);
+        if (w >= nunits) continue;
+        const long long base = ((h >> (W::RA - 1)) & 1) ? b1 : b0;
+#pragma unroll
+        for (int k = 0; k < (1 << W::WB); k++) {
+            const long long p = base + ((long long)((h << W::WB) | k) << blo);
+            if (p < n) pol.store(p, r[k]);
         }
     }
 }
@@ -636,6 +736,19 @@ k_global(P pol, long long n, long long nunits, int blo)
         unit_global<P, G, KIND, UB>(pol, n, w, stride, nunits, blo);
 }
 
+/* One wide global group (Wide<GW>): block b runs units 32 b .. 32 b + 31, with
+ * wide_smem<P, GW>() bytes of dynamic shared memory. */
+template <class P, int GW, int KIND>
+__global__ void __launch_bounds__(Wide<GW>::NT)
+k_wide(P pol, long long n, long long nunits, int blo)
+{
+    extern __shared__ __align__(16) unsigned char bn_smem[];
+    typename P::E *s = reinterpret_cast<typename P::E *>(bn_smem);
+    wide_phase1<P, GW, KIND>(pol, s, n, nunits, blo, blockIdx.x, (int)threadIdx.x);
+    __syncthreads();
+    wide_phase2<P, GW, KIND>(pol, s, n, nunits, blo, blockIdx.x, (int)threadIdx.x);
+}
+
 /* ---- host side: the GPU executor of plan() -------------------------------------------- */
 
 /* Default shared-memory budget of a tile, bytes (tunable per call with the environment
@@ -661,20 +774,74 @@ template <class P> int tile_log2(const gpc_devinfo *d)
     return lt;
 }
 
-/* Raises kernel fn's dynamic shared-memory limit to `smem` bytes when that is above the
- * default 48 KiB (once per kernel, device and size: every k_tile instantiation has its own
+/* Raises KERNEL's dynamic shared-memory limit to `smem` bytes when that is above the
+ * default 48 KiB (once per kernel, device and size: every instantiation has its own
  * static state). */
-template <class P, int LT, int MODE> int allow_smem(size_t smem, int device)
+template <auto KERNEL> int allow_smem(size_t smem, int device)
 {
     static int done_dev = -1;
     static size_t done_bytes = 0;
     if (smem <= 48 * 1024) return GP_OK;
     if (done_dev == device && done_bytes >= smem) return GP_OK;
-    CUDA_CHECK(cudaFuncSetAttribute(k_tile<P, LT, MODE>,
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    CUDA_CHECK(cudaFuncSetAttribute(KERNEL, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    (int)smem));
     done_dev = device;
     done_bytes = smem;
     return GP_OK;
+}
+
+/* The widest global group of a plan for policy P: P::LOGW, or GPUPRIM_SORT_WIDE=<bits>
+ * (for benchmarking; clamped to 1 .. LOGW; with GPUPRIM_SORT_WIDE=LOGG and
+ * GPUPRIM_SORT_WIDE_FROM=LOGG + 1: register groups only, the plan before wide groups). */
+template <class P> int group_bits()
+{
+    static int v = -1;
+    if (v < 0) {
+        v = P::LOGW;
+        const char *e = getenv("GPUPRIM_SORT_WIDE");
+        if (e && *e) {
+            const int x = atoi(e);
+            if (x >= 1) v = x < P::LOGW ? x : P::LOGW;
+        }
+    }
+    return v;
+}
+
+/* The narrowest wide group there is a kernel for. */
+constexpr int WIDE_MIN = 5;
+
+/* The narrowest group that runs wide (k_wide) rather than in a thread's registers
+ * (k_global): WIDE_MIN (measured on the H200: u32 keys at 2^27 sort in 10.6 ms with
+ * 5- and 6-bit groups wide, 11.0 ms with them in registers), or
+ * GPUPRIM_SORT_WIDE_FROM=<bits> (for benchmarking; WIDE_MIN .. LOGW + 1). Groups above
+ * LOGG always run wide. */
+template <class P> int wide_from()
+{
+    static int v = -1;
+    if (v < 0) {
+        v = WIDE_MIN;
+        const char *e = getenv("GPUPRIM_SORT_WIDE_FROM");
+        if (e && *e) {
+            const int x = atoi(e);
+            v = x < WIDE_MIN ? WIDE_MIN : x > P::LOGW + 1 ? P::LOGW + 1 : x;
+        }
+    }
+    return v;
+}
+
+/* f(std::integral_constant<int, GW>()) for a wide group width GW (WIDE_MIN <= GW <=
+ * P::LOGW; other widths are not instantiated). */
+template <class P, int G>
+using wide_c = std::integral_constant<int, (G >= WIDE_MIN && G <= P::LOGW) ? G : P::LOGW>;
+template <class P, class F> auto with_w(int G, F &&f)
+{
+    switch (G) {
+    case 5: return f(wide_c<P, 5>());
+    case 6: return f(wide_c<P, 6>());
+    case 7: return f(wide_c<P, 7>());
+    case 8: return f(wide_c<P, 8>());
+    default: return f(wide_c<P, 9>());
+    }
 }
 
 /* Resident blocks per multiprocessor of k_global<P, G, KIND> (GLOBAL_THREADS threads, no
@@ -726,7 +893,7 @@ template <class P, class TP = P> struct GpuOp {
             return GP_EINVAL;
         }
         const size_t smem = TP::smem_bytes(TL::TPAD);
-        int rc = allow_smem<TP, LT, MODE>(smem, d->device);
+        int rc = allow_smem<k_tile<TP, LT, MODE>>(smem, d->device);
         if (rc) return rc;
         TP q = tpol;
         set_io(q, in, out);
@@ -794,8 +961,33 @@ template <class P, class TP = P> struct GpuOp {
         CUDA_CHECK_LAUNCH("bitonic k_global");
         return GP_OK;
     }
+    /* a wide group (k_wide): one block per 32 units */
+    template <int GW> int wide_g(int blo, int kind)
+    {
+        const long long units = units_below(n, GW, blo);
+        const long long blocks = (units + 31) / 32;
+        if (blocks > (long long)d->max_grid_x) {
+            gpc_set_error("bitonic sort: n = %lld needs %lld blocks, more than the grid limit %d",
+                          n, blocks, d->max_grid_x);
+            return GP_EINVAL;
+        }
+        const size_t smem = wide_smem<P, GW>();
+        int rc = kind == MIRROR ? allow_smem<k_wide<P, GW, MIRROR>>(smem, d->device)
+                                : allow_smem<k_wide<P, GW, PLAIN>>(smem, d->device);
+        if (rc) return rc;
+        if (kind == MIRROR)
+            k_wide<P, GW, MIRROR><<<(unsigned)blocks, Wide<GW>::NT, smem, st>>>(pol, n, units, blo);
+        else
+            k_wide<P, GW, PLAIN><<<(unsigned)blocks, Wide<GW>::NT, smem, st>>>(pol, n, units, blo);
+        CUDA_CHECK_LAUNCH("bitonic k_wide");
+        return GP_OK;
+    }
     int global(int G, int blo, int kind)
     {
+        if constexpr (P::LOGW > P::LOGG) {
+            if (G > P::LOGG || G >= wide_from<P>())
+                return with_w<P>(G, [&](auto g) { return this->template wide_g<decltype(g)::value>(blo, kind); });
+        }
         return with_g<P>(G, [&](auto g) { return this->template global_g<decltype(g)::value>(blo, kind); });
     }
 };
@@ -897,7 +1089,7 @@ template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
         if (e) { /* second sighting: capture, instantiate, launch */
             cudaGraph_t g = NULL;
             CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-            rc = plan(n, logT, P::LOGG, op);
+            rc = plan(n, logT, group_bits<P>(), op);
             const cudaError_t ec = cudaStreamEndCapture(st, &g);
             if (rc) {
                 if (g) cudaGraphDestroy(g);
@@ -922,7 +1114,7 @@ template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
             slot = key;
         }
     }
-    rc = plan(n, logT, P::LOGG, op);
+    rc = plan(n, logT, group_bits<P>(), op);
     if (rc) return rc;
     CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;

@@ -38,6 +38,8 @@ template <class P> struct SimOp {
     long long n;
     std::vector<unsigned char> smem;
     bool split;
+    long long wide_groups; /* wide groups run */
+    int wide_from;         /* the narrowest group run wide (the GPU's bn::wide_from) */
 
     /* the host visitor: every thread's units of a group (backwards on odd tiles: the
      * kernel's threads run a group's units in any order, the result must not depend on it) */
@@ -113,8 +115,36 @@ template <class P> struct SimOp {
         }
         return 0;
     }
+    /* a wide group as k_wide runs it: per block of 32 units, every thread's phase 1 (in
+       reverse thread order on odd blocks), then every thread's phase 2, over a host
+       "shared memory" block poisoned before each block */
+    template <int GW> int wide_g(int blo, int kind)
+    {
+        typedef typename P::E E;
+        const long long units = bn::units_below(n, GW, blo);
+        std::vector<E> s(bn::Wide<GW>::ROWS * 32);
+        const int nt = bn::Wide<GW>::NT;
+        for (long long blk = 0; blk * 32 < units; blk++) {
+            memset(static_cast<void *>(s.data()), 0xA5, s.size() * sizeof(E));
+            for (int i = 0; i < nt; i++) {
+                const int t = (blk & 1) ? nt - 1 - i : i;
+                if (kind == bn::MIRROR) bn::wide_phase1<P, GW, bn::MIRROR>(pol, s.data(), n, units, blo, blk, t);
+                else bn::wide_phase1<P, GW, bn::PLAIN>(pol, s.data(), n, units, blo, blk, t);
+            }
+            for (int t = 0; t < nt; t++) {
+                if (kind == bn::MIRROR) bn::wide_phase2<P, GW, bn::MIRROR>(pol, s.data(), n, units, blo, blk, t);
+                else bn::wide_phase2<P, GW, bn::PLAIN>(pol, s.data(), n, units, blo, blk, t);
+            }
+        }
+        wide_groups++;
+        return 0;
+    }
     int global(int G, int blo, int kind)
     {
+        if constexpr (P::LOGW > P::LOGG) {
+            if (G > P::LOGG || G >= wide_from)
+                return bn::with_w<P>(G, [&](auto g) { return this->template wide_g<decltype(g)::value>(blo, kind); });
+        }
         return bn::with_g<P>(G, [&](auto g) { return this->template global_g<decltype(g)::value>(blo, kind); });
     }
 };
@@ -147,7 +177,13 @@ template <typename K> K draw(Rng &r, int dist, long long i, long long n)
 const int NDIST = 6;
 const long long GUARD = 64;
 
-template <typename K> void test_keys(long long n, int logT, int dist, unsigned long long seed)
+long long g_wide = 0; /* wide groups run in all */
+
+/* logr: the plan's widest group (KeysPolicy<K>::LOGW: wide groups; LOGG: register groups
+   only, as with GPUPRIM_SORT_WIDE=LOGG); wfrom: the narrowest group run wide (LOGG + 1 by
+   default; GPUPRIM_SORT_WIDE_FROM) */
+template <typename K>
+void test_keys(long long n, int logT, int dist, unsigned long long seed, int logr, int wfrom)
 {
     Rng r{seed | 1};
     std::vector<K> v(n + GUARD);
@@ -155,10 +191,12 @@ template <typename K> void test_keys(long long n, int logT, int dist, unsigned l
     std::fill(v.begin() + n, v.end(), (K)0x5A5A5A5A5A5A5A5Aull);
     std::vector<K> ref(v.begin(), v.begin() + n);
     std::sort(ref.begin(), ref.end());
-    SimOp<bn::KeysPolicy<K>> op{bn::KeysPolicy<K>{v.data()}, n, {}, (dist & 1) != 0};
-    bn::plan(n, logT, bn::KeysPolicy<K>::LOGG, op);
+    SimOp<bn::KeysPolicy<K>> op{bn::KeysPolicy<K>{v.data()}, n, {}, (dist & 1) != 0, 0, wfrom};
+    bn::plan(n, logT, logr, op);
+    g_wide += op.wide_groups;
     CHECK(std::equal(ref.begin(), ref.end(), v.begin()),
-          "keys w%d n %lld logT %d dist %d: not the sorted input", (int)sizeof(K), n, logT, dist);
+          "keys w%d n %lld logT %d dist %d logr %d: not the sorted input", (int)sizeof(K), n,
+          logT, dist, logr);
     bool guard = true;
     for (long long i = n; i < n + GUARD; i++) guard = guard && v[i] == (K)0x5A5A5A5A5A5A5A5Aull;
     CHECK(guard, "keys w%d n %lld logT %d: wrote past n", (int)sizeof(K), n, logT);
@@ -182,8 +220,9 @@ template <typename K, bool STABLE> void test_pairs(long long n, int logT, int di
                      [](const std::pair<K, uint64_t> &a, const std::pair<K, uint64_t> &b) {
                          return a.first < b.first;
                      });
-    SimOp<bn::PairsPolicy<K, STABLE>> op{bn::PairsPolicy<K, STABLE>{k.data(), val.data()}, n, {}, false};
-    bn::plan(n, logT, bn::PairsPolicy<K, STABLE>::LOGG, op);
+    SimOp<bn::PairsPolicy<K, STABLE>> op{bn::PairsPolicy<K, STABLE>{k.data(), val.data()}, n, {}, false, 0, bn::WIDE_MIN};
+    bn::plan(n, logT, bn::PairsPolicy<K, STABLE>::LOGW, op);
+    g_wide += op.wide_groups;
     bool keys_ok = true, same = true;
     for (long long i = 0; i < n; i++) {
         keys_ok = keys_ok && k[i] == ref[i].first;
@@ -241,8 +280,17 @@ int main(int argc, char **argv)
             if (n > 70000 && lt != 9 && lt != 13) continue;
             for (int dist = 0; dist < NDIST; dist++) {
                 seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                test_keys<uint32_t>(n, lt, dist, seed);
-                test_keys<uint64_t>(n, lt, dist, seed);
+                /* wide groups (the default plan), and register groups only */
+                typedef bn::KeysPolicy<uint32_t> K4;
+                typedef bn::KeysPolicy<uint64_t> K8;
+                test_keys<uint32_t>(n, lt, dist, seed, K4::LOGW, bn::WIDE_MIN);
+                test_keys<uint64_t>(n, lt, dist, seed, K8::LOGW, bn::WIDE_MIN);
+                if (dist < 2) { /* register groups only; wide only above LOGG */
+                    test_keys<uint32_t>(n, lt, dist, seed, K4::LOGG, 99);
+                    test_keys<uint64_t>(n, lt, dist, seed, K8::LOGG, 99);
+                    test_keys<uint32_t>(n, lt, dist, seed, K4::LOGW, K4::LOGG + 1);
+                    test_keys<uint64_t>(n, lt, dist, seed, K8::LOGW, K8::LOGG + 1);
+                }
                 if (n <= 70000 || dist == 0) {
                     test_pairs<uint32_t, true>(n, lt, dist, seed);
                     test_pairs<uint32_t, false>(n, lt, dist, seed);
@@ -252,6 +300,8 @@ int main(int argc, char **argv)
             }
         }
     }
-    printf("test_bitonic_sim: %lld checks, %lld failed\n", g_checks, g_fail);
+    CHECK(g_wide > 0, "no wide group ran");
+    printf("test_bitonic_sim: %lld checks (%lld wide groups), %lld failed\n", g_checks, g_wide,
+           g_fail);
     return g_fail ? 1 : 0;
 }
