@@ -108,6 +108,8 @@ template <typename K> struct KeysPolicy {
     __host__ __device__ bool in_mapped() const { return false; }
     __host__ __device__ bool out_mapped() const { return false; }
     __host__ __device__ E map_in(long long, const E &e) const { return e; }
+    __host__ __device__ E map_out(const E &e) const { return e; } /* store_out's map */
+    __host__ __device__ bool vec_ok() const { return true; } /* map_in / map_out per key */
     __host__ __device__ void store_out(long long p, const E &e) const { store(p, e); }
     __host__ __device__ static size_t smem_bytes(int Tpad) { return (size_t)Tpad * sizeof(K); }
     __host__ __device__ static E sget(const unsigned char *s, int Tpad, int i)
@@ -225,6 +227,15 @@ template <typename K> struct TileKeysPolicy : KeysPolicy<K> {
         } else {
             return map_in32(map, raw);
         }
+    }
+    /* whether map_in / map_out apply to a key alone: not for a packed pair sort's mapped
+     * passes (they read or write hi32 too) */
+    __host__ __device__ bool vec_ok() const { return !hi32 || (!in && !out); }
+    /* store_out's map of a whole K (not for packed pairs) */
+    __host__ __device__ E map_out(const E &e) const
+    {
+        if constexpr (sizeof(K) == 8) return map_out64(map, e);
+        else return map_out32(map, e);
     }
     __host__ __device__ void store_out(long long p, const E &e) const
     {
@@ -692,6 +703,85 @@ __device__ __forceinline__ void tile_drain(const unsigned char *s, const P &pol,
     }
 }
 
+/* Whether the tile kernels of policy P may fill and drain full tiles with 16-byte vectors
+ * (pol.vec_ok() says whether this launch may: not a packed pair sort's mapped pass). */
+template <class P> struct TileVec : std::false_type {};
+template <typename K> struct TileVec<KeysPolicy<K>> : std::true_type {};
+template <typename K> struct TileVec<TileKeysPolicy<K>> : std::true_type {};
+
+/* The 16-byte vector of keys K (4 of 4 bytes, 2 of 8). */
+template <typename K> struct KeyVec {
+    typedef typename std::conditional<sizeof(K) == 4, uint4, ulonglong2>::type V;
+    static constexpr int PER = 16 / (int)sizeof(K);
+};
+
+/* tile_fill + tile_map_in for a full tile (base + T <= n) at a 16-byte aligned pol.keys:
+ * thread tid loads the vectors v = tid (mod NTH), all of them in flight, maps them when
+ * MAPPED, and stores their keys to the slots of indices PER v .. PER v + PER - 1 (4-byte
+ * keys: a warp's 32 lanes hit 32 distinct banks, 4v + v/8 mod 32; 8-byte keys: lanes 8 ..
+ * 15 of each half warp store their second key first, so that a half warp's 16 stores hit
+ * 16 distinct bank pairs). */
+template <class P, class TL, bool MAPPED>
+__device__ __forceinline__ void tile_fill_vec(unsigned char *s, const P &pol, long long base,
+                                              int tid)
+{
+    typedef typename P::E K;
+    typedef KeyVec<K> KV;
+    constexpr int NV = TL::T / KV::PER / TL::NTH; /* vectors per thread */
+    static_assert(NV >= 1 && NV * KV::PER * TL::NTH == TL::T, "whole vectors per thread");
+    const typename KV::V *src = reinterpret_cast<const typename KV::V *>(pol.keys + base);
+    typename KV::V v[NV];
+#pragma unroll
+    for (int k = 0; k < NV; k++) v[k] = src[tid + k * TL::NTH];
+    K *sk = reinterpret_cast<K *>(s);
+    const int rot = KV::PER == 2 ? (tid >> 3) & 1 : 0;
+#pragma unroll
+    for (int k = 0; k < NV; k++) {
+        const int i = KV::PER * (tid + k * TL::NTH);
+        const K *e = reinterpret_cast<const K *>(&v[k]);
+#pragma unroll
+        for (int cc = 0; cc < KV::PER; cc++) {
+            const int c = (cc + rot) & (KV::PER - 1);
+            K x = e[0]; /* e[c] by selects: a runtime index would put e in local memory */
+#pragma unroll
+            for (int j = 1; j < KV::PER; j++)
+                if (j == c) x = e[j];
+            sk[spad(i + c)] = MAPPED ? pol.map_in(base + i + c, x) : x;
+        }
+    }
+}
+
+/* tile_drain for a full tile at a 16-byte aligned pol.keys: the slots of indices PER v ..
+ * PER v + PER - 1 (mapped when MAPPED; read in tile_fill_vec's order) as one 16-byte
+ * store per vector v. */
+template <class P, class TL, bool MAPPED>
+__device__ __forceinline__ void tile_drain_vec(const unsigned char *s, const P &pol,
+                                               long long base, int tid)
+{
+    typedef typename P::E K;
+    typedef KeyVec<K> KV;
+    constexpr int NV = TL::T / KV::PER / TL::NTH;
+    typename KV::V *dst = reinterpret_cast<typename KV::V *>(pol.keys + base);
+    const K *sk = reinterpret_cast<const K *>(s);
+    const int rot = KV::PER == 2 ? (tid >> 3) & 1 : 0;
+#pragma unroll 4
+    for (int k = 0; k < NV; k++) {
+        const int v = tid + k * TL::NTH;
+        typename KV::V out;
+        K *e = reinterpret_cast<K *>(&out);
+#pragma unroll
+        for (int cc = 0; cc < KV::PER; cc++) {
+            const int c = (cc + rot) & (KV::PER - 1);
+            K x = sk[spad(KV::PER * v + c)];
+            if (MAPPED) x = pol.map_out(x);
+#pragma unroll
+            for (int j = 0; j < KV::PER; j++) /* e[c] = x by selects (see tile_fill_vec) */
+                if (j == c) e[j] = x;
+        }
+        dst[v] = out;
+    }
+}
+
 /* What a tile kernel runs on its tile: the tile sort (levels 1 .. LT), the finish (bits
  * LT-1 .. 0 of a level above LT), or level LT alone (after a tile sort at LT-1). */
 enum TileMode { TILE_SORT = 0, TILE_FINISH = 1, TILE_LEVEL = 2 };
@@ -707,14 +797,36 @@ k_tile(P pol, long long n)
     extern __shared__ __align__(16) unsigned char bn_smem[];
     const int tid = (int)threadIdx.x;
     const long long base = (long long)blockIdx.x << LT;
-    /* in_mapped / out_mapped are uniform (launch parameters) */
-    tile_fill<P, TL>(bn_smem, pol, base, n, tid);
-    if (pol.in_mapped()) tile_map_in<P, TL>(bn_smem, pol, base, n, tid);
+    /* in_mapped / out_mapped and vec are uniform (launch parameters, block position); the
+     * vector path for 1 .. 8 vectors per thread (more spill at the 64-register cap) */
+    constexpr int PER = 16 / (int)sizeof(typename P::E);
+    constexpr bool VEC =
+        TileVec<P>::value && TL::T >= PER * TL::NTH && TL::T <= 8 * PER * TL::NTH;
+    bool vec = false;
+    if constexpr (VEC)
+        vec = base + TL::T <= n && ((uintptr_t)pol.keys & 15) == 0 && pol.vec_ok();
+    if constexpr (VEC) {
+        if (vec) {
+            if (pol.in_mapped()) tile_fill_vec<P, TL, true>(bn_smem, pol, base, tid);
+            else tile_fill_vec<P, TL, false>(bn_smem, pol, base, tid);
+        }
+    }
+    if (!vec) {
+        tile_fill<P, TL>(bn_smem, pol, base, n, tid);
+        if (pol.in_mapped()) tile_map_in<P, TL>(bn_smem, pol, base, n, tid);
+    }
     __syncthreads();
     DevVisitor<P, LT> v{bn_smem, tid};
     if (MODE == TILE_FINISH) TL::finish(v);
     else if (MODE == TILE_LEVEL) TL::template level<LT, 0, true>(v);
     else TL::sort(v);
+    if constexpr (VEC) {
+        if (vec) {
+            if (pol.out_mapped()) tile_drain_vec<P, TL, true>(bn_smem, pol, base, tid);
+            else tile_drain_vec<P, TL, false>(bn_smem, pol, base, tid);
+            return;
+        }
+    }
     if (pol.out_mapped()) tile_drain<P, TL, true>(bn_smem, pol, base, n, tid);
     else tile_drain<P, TL, false>(bn_smem, pol, base, n, tid);
 }
