@@ -16,6 +16,9 @@
  *   to_keys, sort_keys, from_keys: bit-exact against the twin after each step; sort_values
  *   (the three in one call) bit-exact against them; and the 64
  *     elements past n of the device buffer (poisoned with 0xA5) never written;
+ * repeated sorts of one array (graph replay) and sorts of an array 1 element and 16 bytes
+ * into its allocation (the tile kernels' scalar and vector paths; nothing around it
+ * written), against the twin;
  * trap_fn for each integrand over a few [a, b], n and index sub-ranges (TOL_TRAPFN * sum
  * |w f|), merge_split_keys on sorted pairs of unequal sizes (0 included) for both halves,
  * bit-exact, nothing written past *nout; argument errors give GP_EINVAL. Nothing is timed.
@@ -534,6 +537,55 @@ static void test_repeat_sort(void)
         }
 }
 
+/* Sorts of an array that starts inside an allocation: 1 element in (not 16-byte aligned:
+ * the tile kernels' scalar loads and stores) and 16 bytes in (aligned: their vector path),
+ * n = 3 tiles and a part of one; sort_values of f32 and u64, sort_keys of u32 keys. The
+ * result against the CPU twin; the elements before and after the array are unchanged. */
+static void test_offset_sort(void)
+{
+    static const gp_dtype ts[] = {GP_F32, GP_U64, GP_U32};
+    const int64_t n = 3 * 16384 + 5, guard = 16;
+    for (size_t a = 0; a < sizeof ts / sizeof ts[0]; a++)
+        for (int aligned = 0; aligned < 2; aligned++) {
+            const gp_dtype dt = ts[a];
+            const size_t es = gp_dtype_size(dt);
+            const int64_t off = aligned ? (int64_t)(16 / es) : 1, total = off + n + guard;
+            const size_t bytes = (size_t)total * es;
+            tcase c = {aligned ? "offset sort (16 bytes in)" : "offset sort (1 element in)",
+                       dt, n, "uniform"};
+            unsigned char *y = malloc(bytes), *want = malloc(bytes), *got = malloc(bytes);
+            unsigned char *d = G->alloc(bytes);
+            if (!y || !want || !got || !d) {
+                failf(&c, "allocation failed (%s)", G->last_error());
+                goto stop;
+            }
+            if (gen(dt, y, total, D_UNIFORM) != 0) {
+                failf(&c, "data generator: twin failed");
+                goto stop;
+            }
+            memcpy(want, y, bytes);
+            int rc;
+            GPU_OK(&c, G->upload(d, y, bytes), goto stop);
+            if (dt == GP_U32) {
+                rc = gp_cpu_sort_keys(4, want + off * es, n);
+                GPU_OK(&c, G->sort_keys(4, d + off * es, n), goto stop);
+            } else {
+                rc = gp_cpu_sort_values(dt, want + off * es, n);
+                GPU_OK(&c, G->sort_values(dt, d + off * es, n), goto stop);
+            }
+            GPU_OK(&c, G->download(got, d, bytes), goto stop);
+            CHECK(&c, rc == GP_OK, "CPU twin failed");
+            const int64_t i = first_diff(got, want, total, es);
+            CHECK(&c, i < 0, "offset %lld: first difference at element %lld of the allocation",
+                  (long long)off, (long long)i);
+        stop:
+            G->free(d);
+            free(y);
+            free(want);
+            free(got);
+        }
+}
+
 static void test_top_keys(void)
 {
     static const int64_t ns[] = {1, 2, 33, 4097, 65537};
@@ -859,6 +911,7 @@ int main(int argc, char **argv)
     }
     test_top_keys();
     test_repeat_sort();
+    test_offset_sort();
     test_trap_fn();
     test_merge(quick);
 
