@@ -332,11 +332,6 @@ __host__ __device__ __forceinline__ void run_regs(typename P::E (&r)[1 << G])
     else reg_group<P, G, KIND == MIRROR>(r);
 }
 
-/* Units w0 + k * ws (k = 0 .. UB-1, those below nunits) of a group in global memory (n
- * elements; positions >= n read as pad, not written). All loads of the UB units are issued
- * before the first compare (UB * 2^G in flight: UB > 1 for the narrow groups, whose single
- * units would leave too few bytes in flight per SM); positions are recomputed for the
- * stores (base + q 2^blo) rather than kept in registers. */
 /* pos<G, KIND == MIRROR>(w, q, blo) as two bases, b0 for q's top bit clear and b1 for it
  * set, plus q 2^blo: the same positions, in the arithmetic that keeps the wide units free
  * of spills (pos itself, per q, costs the 32- and 64-key MIRROR units 12-52 bytes). */
@@ -350,6 +345,11 @@ __host__ __device__ __forceinline__ void unit_bases(long long w, int blo, long l
     b1 = KIND == MIRROR ? (hi | (low ^ lowmask)) : b0;
 }
 
+/* Units w0 + k * ws (k = 0 .. UB-1, those below nunits) of a group in global memory (n
+ * elements; positions >= n read as pad, not written). All loads of the UB units are issued
+ * before the first compare (UB * 2^G in flight: UB > 1 for the narrow groups, whose single
+ * units would leave too few bytes in flight per SM); positions are recomputed for the
+ * stores (base + q 2^blo) rather than kept in registers. */
 template <class P, int G, int KIND, int UB>
 __host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, long long w0,
                                                      long long ws, long long nunits, int blo)
