@@ -334,7 +334,8 @@ __host__ __device__ __forceinline__ void run_regs(typename P::E (&r)[1 << G])
 
 /* pos<G, KIND == MIRROR>(w, q, blo) as two bases, b0 for q's top bit clear and b1 for it
  * set, plus q 2^blo: the same positions, in the arithmetic that keeps the wide units free
- * of spills (pos itself, per q, costs the 32- and 64-key MIRROR units 12-52 bytes). */
+ * of spills (pos itself, per q, costs the 32- and 64-key MIRROR units 12-52 bytes of
+ * spill). */
 template <int G, int KIND>
 __host__ __device__ __forceinline__ void unit_bases(long long w, int blo, long long &b0,
                                                     long long &b1)
@@ -381,40 +382,62 @@ __host__ __device__ __forceinline__ void unit_global(const P &pol, long long n, 
     }
 }
 
-/* A wide global group: GW bits [blo, blo + GW), more than a thread's registers hold
- * (and narrower ones from WIDE_MIN, where this runs faster than k_global: up to LOGW
- * bits), run by a block on 32 consecutive units (positions consecutive, or
- * reversed, across its lanes: coalesced), with the units' 2^GW x 32 elements staged in
- * shared memory, row q (a unit's register index, pos(w, q)) of 32 lanes at slots
- * [32 q, 32 q + 32). The GW bits go as RA + WB:
- *   phase 1: thread (warp wi, lane) loads rows q = j 2^WB | wi (j = 0 .. 2^RA - 1; for a
+/* The narrowest wide group there is a kernel for. */
+constexpr int WIDE_MIN = 5;
+
+/* A wide global group: GW bits [blo, blo + GW), WIDE_MIN <= GW <= P::LOGW (more than a
+ * thread's registers hold above P::LOGG; from WIDE_MIN on it also runs faster than
+ * k_global), run by a block on 32 consecutive units (positions consecutive, or reversed,
+ * across its lanes: coalesced), with the units' 2^GW x 32 elements staged in shared
+ * memory: row q (a unit's register index, pos(w, q)) of the 32 lanes at slots [32 q,
+ * 32 q + 32), through P::sput / P::sget (pairs: keys and values in separate arrays). The
+ * GW bits go as B1 + B2:
+ *   phase 1: thread (warp wi, lane) loads rows q = j 2^B2 | wi (j = 0 .. 2^B1 - 1; for a
  *            MIRROR group wi is complemented in the rows of j's top half, so that the
- *            mirror partner q ^ (2^GW - 1) of every row is the same thread's) and runs the
- *            group's steps on q's top RA bits in registers (the mirror step first), then
- *            stores the rows to shared memory;
- *   phase 2: after a barrier, thread (wi, lane) takes the rows h 2^WB + k (k = 0 .. 2^WB
- *            - 1) for its 2^(RA - WB) values of h, runs the plain steps on q's low WB bits,
- *            and stores them to global memory.
- * Every warp reads or writes one row of 32 consecutive slots at a time: no bank conflict.
- * The network is reg_group<GW, KIND> on each unit, in one read and one write of the data
- * for up to 9 stride bits where the register units stop at 6. */
+ *            mirror partner q ^ (2^GW - 1) of every row is the same thread's: wide_row)
+ *            and runs the group's steps on q's top B1 bits in registers (the mirror step
+ *            first), then stores the rows to shared memory;
+ *   phase 2: after a barrier, thread (wi, lane) takes the rows h 2^B2 + k (k = 0 .. 2^B2
+ *            - 1) for its 2^(B1 - B2) values of h, runs the plain steps on q's low B2
+ *            bits, and stores them to global memory.
+ * Every warp reads or writes one row of 32 consecutive slots at a time: no bank conflict
+ * for 4- and 8-byte elements. The network is reg_group<GW, KIND> on each unit, in one read
+ * and one write of the data for up to LOGW stride bits (9 for 4-byte keys) where the
+ * register units stop at LOGG (6). */
 template <int GW> struct Wide {
-    static constexpr int WB = GW / 2;      /* bits of the warp index; phase-2 registers */
-    static constexpr int RA = GW - WB;     /* phase-1 registers: 2^RA per thread */
-    static constexpr int NT = 32 << WB;    /* threads per block */
-    static constexpr int ROWS = 1 << GW;
+    static constexpr int B2 = GW / 2;   /* warp-index bits: phase 2's registers, 2^B2 */
+    static constexpr int B1 = GW - B2;  /* phase 1's registers: 2^B1 per thread */
+    static constexpr int NT = 32 << B2; /* threads per block */
+    static constexpr int SLOTS = 32 << GW;
 };
+
+/* Whether a global group of G bits runs wide (k_wide) rather than in registers
+ * (k_global), with wide groups from `from` bits (wide_from; groups above P::LOGG always). */
+template <class P> __host__ __device__ constexpr bool runs_wide(int G, int from)
+{
+    static_assert(P::LOGG >= WIDE_MIN - 1 && P::LOGW >= P::LOGG,
+                  "every group above LOGG has a wide kernel");
+    return G > P::LOGG || G >= from;
+}
 
 /* Shared-memory bytes of a wide group's block. */
 template <class P, int GW> __host__ __device__ constexpr size_t wide_smem()
 {
-    return (size_t)Wide<GW>::ROWS * 32 * sizeof(typename P::E);
+    return P::smem_bytes(Wide<GW>::SLOTS);
+}
+
+/* Row of phase-1 register j of warp wi (Wide). */
+template <int GW, int KIND> __host__ __device__ __forceinline__ int wide_row(int j, int wi)
+{
+    typedef Wide<GW> W;
+    const bool top = (j >> (W::B1 - 1)) & 1;
+    return (j << W::B2) | ((KIND == MIRROR && top) ? (wi ^ ((1 << W::B2) - 1)) : wi);
 }
 
 /* Phase 1 of block `blk` (units 32 blk .. 32 blk + 31 below nunits; positions >= n read as
- * pad) for thread tid; s: the block's wide_smem<P, GW>() bytes, as elements. */
+ * pad) for thread tid; s: the block's wide_smem<P, GW>() bytes. */
 template <class P, int GW, int KIND>
-__host__ __device__ __forceinline__ void wide_phase1(const P &pol, typename P::E *s, long long n,
+__host__ __device__ __forceinline__ void wide_phase1(const P &pol, unsigned char *s, long long n,
                                                      long long nunits, int blo, long long blk,
                                                      int tid)
 {
@@ -423,27 +446,23 @@ __host__ __device__ __forceinline__ void wide_phase1(const P &pol, typename P::E
     const long long w = blk * 32 + lane;
     long long b0, b1;
     unit_bases<GW, KIND>(w, blo, b0, b1);
-    typename P::E r[1 << W::RA];
+    typename P::E r[1 << W::B1];
 #pragma unroll
-    for (int j = 0; j < (1 << W::RA); j++) {
-        const bool top = (j >> (W::RA - 1)) & 1;
-        const int q = (j << W::WB) | ((KIND == MIRROR && top) ? (wi ^ ((1 << W::WB) - 1)) : wi);
-        const long long p = (top ? b1 : b0) + ((long long)q << blo);
+    for (int j = 0; j < (1 << W::B1); j++) {
+        const int q = wide_row<GW, KIND>(j, wi);
+        const long long p = ((q >> (GW - 1)) ? b1 : b0) + ((long long)q << blo);
         r[j] = (w < nunits && p < n) ? pol.load(p) : P::pad();
     }
-    reg_group<P, W::RA, KIND == MIRROR>(r);
+    reg_group<P, W::B1, KIND == MIRROR>(r);
 #pragma unroll
-    for (int j = 0; j < (1 << W::RA); j++) {
-        const bool top = (j >> (W::RA - 1)) & 1;
-        const int q = (j << W::WB) | ((KIND == MIRROR && top) ? (wi ^ ((1 << W::WB) - 1)) : wi);
-        s[q * 32 + lane] = r[j];
-    }
+    for (int j = 0; j < (1 << W::B1); j++)
+        P::sput(s, W::SLOTS, wide_row<GW, KIND>(j, wi) * 32 + lane, r[j]);
 }
 
-/* Phase 2 (after every thread's phase 1): the plain steps on the low WB bits, stores to
+/* Phase 2 (after every thread's phase 1): the plain steps on the low B2 bits, stores to
  * positions < n. */
 template <class P, int GW, int KIND>
-__host__ __device__ __forceinline__ void wide_phase2(const P &pol, const typename P::E *s,
+__host__ __device__ __forceinline__ void wide_phase2(const P &pol, const unsigned char *s,
                                                      long long n, long long nunits, int blo,
                                                      long long blk, int tid)
 {
@@ -453,17 +472,18 @@ __host__ __device__ __forceinline__ void wide_phase2(const P &pol, const typenam
     long long b0, b1;
     unit_bases<GW, KIND>(w, blo, b0, b1);
 #pragma unroll
-    for (int u = 0; u < (1 << (W::RA - W::WB)); u++) {
-        const int h = (wi << (W::RA - W::WB)) | u;
-        typename P::E r[1 << W::WB];
+    for (int u = 0; u < (1 << (W::B1 - W::B2)); u++) {
+        const int h = (wi << (W::B1 - W::B2)) | u;
+        typename P::E r[1 << W::B2];
 #pragma unroll
-        for (int k = 0; k < (1 << W::WB); k++) r[k] = s[((h << W::WB) | k) * 32 + lane];
-        reg_group<P, W::WB, false>(r);
+        for (int k = 0; k < (1 << W::B2); k++)
+            r[k] = P::sget(s, W::SLOTS, ((h << W::B2) | k) * 32 + lane);
+        reg_group<P, W::B2, false>(r);
         if (w >= nunits) continue;
-        const long long base = ((h >> (W::RA - 1)) & 1) ? b1 : b0;
+        const long long base = ((h >> (W::B1 - 1)) & 1) ? b1 : b0;
 #pragma unroll
-        for (int k = 0; k < (1 << W::WB); k++) {
-            const long long p = base + ((long long)((h << W::WB) | k) << blo);
+        for (int k = 0; k < (1 << W::B2); k++) {
+            const long long p = base + ((long long)((h << W::B2) | k) << blo);
             if (p < n) pol.store(p, r[k]);
         }
     }
@@ -562,19 +582,19 @@ template <class P, int LT> struct Tile {
 
 /* ---- schedules of the host plan ------------------------------------------------------- */
 
-/* The groups of bits [lo, hi) of one level, top down: the fewest groups of at most logr
+/* The groups of bits [lo, hi) of one level, top down: the fewest groups of at most maxg
  * bits, as equal as they can be (the wider ones first): a global pass costs about the same
  * for 1 to 4 bits and more for 6 (fewer blocks per SM, more strided streams per warp), so
  * 7 bits go as 4 + 3 rather than 1 + 6. The first group has the mirror step when `mirror`:
  * f(G, blo, kind). */
 #pragma nv_exec_check_disable
 template <class F>
-__host__ __device__ __forceinline__ void level_groups(int hi, int lo, bool mirror, int logr,
+__host__ __device__ __forceinline__ void level_groups(int hi, int lo, bool mirror, int maxg,
                                                       F &&f)
 {
     const int bits = hi - lo;
     if (bits <= 0) return;
-    const int groups = (bits + logr - 1) / logr;
+    const int groups = (bits + maxg - 1) / maxg;
     const int base = bits / groups, wider = bits % groups;
     for (int k = 0; k < groups; k++) {
         const int G = base + (k < wider ? 1 : 0);
@@ -596,9 +616,10 @@ __host__ __device__ __forceinline__ int lg_ceil(long long n)
  *   op.tile(lt)                    the tile sort, tiles of 2^lt positions, lt = logT, or
  *                                  LT_MIN .. logT just covering n when n is smaller;
  *   per level lk = lt+1 .. lp2:    op.global(G, blo, kind) for the level's bits [lt, lk)
- *                                  (level_groups), then op.finish(lt);
+ *                                  in groups of at most maxg bits (level_groups), then
+ *                                  op.finish(lt);
  * stops at the first nonzero return. Nothing for n <= 1. */
-template <class Op> int plan(long long n, int logT, int logr, Op &op)
+template <class Op> int plan(long long n, int logT, int maxg, Op &op)
 {
     if (n <= 1) return 0;
     const int lp2 = lg_ceil(n);
@@ -607,7 +628,7 @@ template <class Op> int plan(long long n, int logT, int logr, Op &op)
     int rc = op.tile(lt);
     if (rc) return rc;
     for (int lk = lt + 1; lk <= lp2; lk++) {
-        level_groups(lk, lt, true, logr, [&](int G, int blo, int kind) {
+        level_groups(lk, lt, true, maxg, [&](int G, int blo, int kind) {
             if (!rc) rc = op.global(G, blo, kind);
         });
         if (rc) return rc;
@@ -709,10 +730,29 @@ template <class P> struct TileVec : std::false_type {};
 template <typename K> struct TileVec<KeysPolicy<K>> : std::true_type {};
 template <typename K> struct TileVec<TileKeysPolicy<K>> : std::true_type {};
 
-/* The 16-byte vector of keys K (4 of 4 bytes, 2 of 8). */
+/* The 16-byte vector of keys K (4 of 4 bytes, 2 of 8); get / put key c by its members
+ * (selects when c is not a compile-time constant: an index into the vector's bytes would
+ * put it in local memory). */
 template <typename K> struct KeyVec {
     typedef typename std::conditional<sizeof(K) == 4, uint4, ulonglong2>::type V;
     static constexpr int PER = 16 / (int)sizeof(K);
+    __device__ __forceinline__ static K get(const V &v, int c)
+    {
+        if constexpr (PER == 4) return (K)(c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w);
+        else return (K)(c == 0 ? v.x : v.y);
+    }
+    __device__ __forceinline__ static void put(V &v, int c, K x)
+    {
+        if constexpr (PER == 4) {
+            if (c == 0) v.x = x;
+            if (c == 1) v.y = x;
+            if (c == 2) v.z = x;
+            if (c == 3) v.w = x;
+        } else {
+            if (c == 0) v.x = x;
+            if (c == 1) v.y = x;
+        }
+    }
 };
 
 /* tile_fill + tile_map_in for a full tile (base + T <= n) at a 16-byte aligned pol.keys:
@@ -738,14 +778,10 @@ __device__ __forceinline__ void tile_fill_vec(unsigned char *s, const P &pol, lo
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         const int i = KV::PER * (tid + k * TL::NTH);
-        const K *e = reinterpret_cast<const K *>(&v[k]);
 #pragma unroll
         for (int cc = 0; cc < KV::PER; cc++) {
             const int c = (cc + rot) & (KV::PER - 1);
-            K x = e[0]; /* e[c] by selects: a runtime index would put e in local memory */
-#pragma unroll
-            for (int j = 1; j < KV::PER; j++)
-                if (j == c) x = e[j];
+            const K x = KV::get(v[k], c);
             sk[spad(i + c)] = MAPPED ? pol.map_in(base + i + c, x) : x;
         }
     }
@@ -768,15 +804,11 @@ __device__ __forceinline__ void tile_drain_vec(const unsigned char *s, const P &
     for (int k = 0; k < NV; k++) {
         const int v = tid + k * TL::NTH;
         typename KV::V out;
-        K *e = reinterpret_cast<K *>(&out);
 #pragma unroll
         for (int cc = 0; cc < KV::PER; cc++) {
             const int c = (cc + rot) & (KV::PER - 1);
-            K x = sk[spad(KV::PER * v + c)];
-            if (MAPPED) x = pol.map_out(x);
-#pragma unroll
-            for (int j = 0; j < KV::PER; j++) /* e[c] = x by selects (see tile_fill_vec) */
-                if (j == c) e[j] = x;
+            const K x = sk[spad(KV::PER * v + c)];
+            KV::put(out, c, MAPPED ? pol.map_out(x) : x);
         }
         dst[v] = out;
     }
@@ -855,10 +887,9 @@ __global__ void __launch_bounds__(Wide<GW>::NT)
 k_wide(P pol, long long n, long long nunits, int blo)
 {
     extern __shared__ __align__(16) unsigned char bn_smem[];
-    typename P::E *s = reinterpret_cast<typename P::E *>(bn_smem);
-    wide_phase1<P, GW, KIND>(pol, s, n, nunits, blo, blockIdx.x, (int)threadIdx.x);
+    wide_phase1<P, GW, KIND>(pol, bn_smem, n, nunits, blo, blockIdx.x, (int)threadIdx.x);
     __syncthreads();
-    wide_phase2<P, GW, KIND>(pol, s, n, nunits, blo, blockIdx.x, (int)threadIdx.x);
+    wide_phase2<P, GW, KIND>(pol, bn_smem, n, nunits, blo, blockIdx.x, (int)threadIdx.x);
 }
 
 /* ---- host side: the GPU executor of plan() -------------------------------------------- */
@@ -905,7 +936,7 @@ template <auto KERNEL> int allow_smem(size_t smem, int device)
 /* The widest global group of a plan for policy P: P::LOGW, or GPUPRIM_SORT_WIDE=<bits>
  * (for benchmarking; clamped to 1 .. LOGW; with GPUPRIM_SORT_WIDE=LOGG and
  * GPUPRIM_SORT_WIDE_FROM=LOGG + 1: register groups only, the plan before wide groups). */
-template <class P> int group_bits()
+template <class P> int max_group_bits()
 {
     static int v = -1;
     if (v < 0) {
@@ -918,9 +949,6 @@ template <class P> int group_bits()
     }
     return v;
 }
-
-/* The narrowest wide group there is a kernel for. */
-constexpr int WIDE_MIN = 5;
 
 /* The narrowest group that runs wide (k_wide) rather than in a thread's registers
  * (k_global): WIDE_MIN (measured on the H200: u32 keys at 2^27 sort in 10.6 ms with
@@ -941,8 +969,9 @@ template <class P> int wide_from()
     return v;
 }
 
-/* f(std::integral_constant<int, GW>()) for a wide group width GW (WIDE_MIN <= GW <=
- * P::LOGW; other widths are not instantiated). */
+/* f(std::integral_constant<int, GW>()) for a wide group width GW, WIDE_MIN <= GW <=
+ * P::LOGW (the callers' range: runs_wide and the check in GpuOp::global; other widths are
+ * not instantiated). */
 template <class P, int G>
 using wide_c = std::integral_constant<int, (G >= WIDE_MIN && G <= P::LOGW) ? G : P::LOGW>;
 template <class P, class F> auto with_w(int G, F &&f)
@@ -1096,10 +1125,12 @@ template <class P, class TP = P> struct GpuOp {
     }
     int global(int G, int blo, int kind)
     {
-        if constexpr (P::LOGW > P::LOGG) {
-            if (G > P::LOGG || G >= wide_from<P>())
-                return with_w<P>(G, [&](auto g) { return this->template wide_g<decltype(g)::value>(blo, kind); });
+        if (G < 1 || G > P::LOGW) {
+            gpc_set_error("bitonic sort: a global group of %d bits (1 .. %d)", G, P::LOGW);
+            return GP_EINVAL;
         }
+        if (runs_wide<P>(G, wide_from<P>()))
+            return with_w<P>(G, [&](auto g) { return this->template wide_g<decltype(g)::value>(blo, kind); });
         return with_g<P>(G, [&](auto g) { return this->template global_g<decltype(g)::value>(blo, kind); });
     }
 };
@@ -1201,7 +1232,7 @@ template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
         if (e) { /* second sighting: capture, instantiate, launch */
             cudaGraph_t g = NULL;
             CUDA_CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeRelaxed));
-            rc = plan(n, logT, group_bits<P>(), op);
+            rc = plan(n, logT, max_group_bits<P>(), op);
             const cudaError_t ec = cudaStreamEndCapture(st, &g);
             if (rc) {
                 if (g) cudaGraphDestroy(g);
@@ -1226,7 +1257,7 @@ template <class P, class TP> int sort(const P &pol, const TP &tpol, long long n)
             slot = key;
         }
     }
-    rc = plan(n, logT, group_bits<P>(), op);
+    rc = plan(n, logT, max_group_bits<P>(), op);
     if (rc) return rc;
     CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;

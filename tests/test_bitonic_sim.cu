@@ -5,9 +5,11 @@
  * (uint32, uint64) and (key, uint64 value) pairs (stable or not) over many sizes, tile sizes
  * and distributions (random, few distinct, all equal, sorted, reversed, the largest key =
  * the padding value; keys of the odd-numbered distributions through the GPU executor's
- * split tile sort: half tiles, then the top level alone): the output is the sorted input
- * (std::sort / std::stable_sort), and nothing past n is written. Exit 0 when every check
- * passes, 1 otherwise. */
+ * split tile sort: half tiles, then the top level alone; keys also with register groups
+ * only and with wide groups only above LOGG): the output is the sorted input
+ * (std::sort / std::stable_sort), and nothing past n is written. The wide groups (k_wide's
+ * two phases, block by block) also directly: every width and kind against the same group
+ * as register units. Exit 0 when every check passes, 1 otherwise. */
 #include "cuda_bitonic.cuh"
 
 #include <algorithm>
@@ -120,12 +122,11 @@ template <class P> struct SimOp {
        "shared memory" block poisoned before each block */
     template <int GW> int wide_g(int blo, int kind)
     {
-        typedef typename P::E E;
         const long long units = bn::units_below(n, GW, blo);
-        std::vector<E> s(bn::Wide<GW>::ROWS * 32);
+        std::vector<unsigned char> s(bn::wide_smem<P, GW>());
         const int nt = bn::Wide<GW>::NT;
         for (long long blk = 0; blk * 32 < units; blk++) {
-            memset(static_cast<void *>(s.data()), 0xA5, s.size() * sizeof(E));
+            std::fill(s.begin(), s.end(), (unsigned char)0xA5);
             for (int i = 0; i < nt; i++) {
                 const int t = (blk & 1) ? nt - 1 - i : i;
                 if (kind == bn::MIRROR) bn::wide_phase1<P, GW, bn::MIRROR>(pol, s.data(), n, units, blo, blk, t);
@@ -141,10 +142,8 @@ template <class P> struct SimOp {
     }
     int global(int G, int blo, int kind)
     {
-        if constexpr (P::LOGW > P::LOGG) {
-            if (G > P::LOGG || G >= wide_from)
-                return bn::with_w<P>(G, [&](auto g) { return this->template wide_g<decltype(g)::value>(blo, kind); });
-        }
+        if (bn::runs_wide<P>(G, wide_from))
+            return bn::with_w<P>(G, [&](auto g) { return this->template wide_g<decltype(g)::value>(blo, kind); });
         return bn::with_g<P>(G, [&](auto g) { return this->template global_g<decltype(g)::value>(blo, kind); });
     }
 };
@@ -179,11 +178,11 @@ const long long GUARD = 64;
 
 long long g_wide = 0; /* wide groups run in all */
 
-/* logr: the plan's widest group (KeysPolicy<K>::LOGW: wide groups; LOGG: register groups
-   only, as with GPUPRIM_SORT_WIDE=LOGG); wfrom: the narrowest group run wide (LOGG + 1 by
+/* maxg: the plan's widest group (KeysPolicy<K>::LOGW, the default; LOGG: register groups
+   only, as with GPUPRIM_SORT_WIDE=LOGG); wfrom: the narrowest group run wide (WIDE_MIN by
    default; GPUPRIM_SORT_WIDE_FROM) */
 template <typename K>
-void test_keys(long long n, int logT, int dist, unsigned long long seed, int logr, int wfrom)
+void test_keys(long long n, int logT, int dist, unsigned long long seed, int maxg, int wfrom)
 {
     Rng r{seed | 1};
     std::vector<K> v(n + GUARD);
@@ -192,11 +191,11 @@ void test_keys(long long n, int logT, int dist, unsigned long long seed, int log
     std::vector<K> ref(v.begin(), v.begin() + n);
     std::sort(ref.begin(), ref.end());
     SimOp<bn::KeysPolicy<K>> op{bn::KeysPolicy<K>{v.data()}, n, {}, (dist & 1) != 0, 0, wfrom};
-    bn::plan(n, logT, logr, op);
+    bn::plan(n, logT, maxg, op);
     g_wide += op.wide_groups;
     CHECK(std::equal(ref.begin(), ref.end(), v.begin()),
-          "keys w%d n %lld logT %d dist %d logr %d: not the sorted input", (int)sizeof(K), n,
-          logT, dist, logr);
+          "keys w%d n %lld logT %d dist %d maxg %d: not the sorted input", (int)sizeof(K), n,
+          logT, dist, maxg);
     bool guard = true;
     for (long long i = n; i < n + GUARD; i++) guard = guard && v[i] == (K)0x5A5A5A5A5A5A5A5Aull;
     CHECK(guard, "keys w%d n %lld logT %d: wrote past n", (int)sizeof(K), n, logT);
@@ -261,6 +260,71 @@ template <typename K, bool STABLE> void test_pairs(long long n, int logT, int di
     CHECK(guard, "pairs w%d n %lld logT %d: wrote past n", (int)sizeof(K), n, logT);
 }
 
+/* One wide group (SimOp::wide_g, the kernel's two phases) against the same group run as
+   register units (unit_global<P, GW, KIND, 1>, i.e. reg_group<GW, KIND> on pos()), on the
+   same random data: every width WIDE_MIN .. P::LOGW, both kinds, several blo, n below,
+   at and past 2^(blo + GW) (partial blocks of fewer than 32 units, positions >= n). */
+template <class P> struct WideData;
+template <typename K> struct WideData<bn::KeysPolicy<K>> {
+    std::vector<K> k;
+    bn::KeysPolicy<K> make(long long n, Rng &r)
+    {
+        k.resize(n);
+        for (auto &x : k) x = (K)(r.next() % 50);
+        return bn::KeysPolicy<K>{k.data()};
+    }
+    bool operator==(const WideData &o) const { return k == o.k; }
+};
+template <typename K, bool S> struct WideData<bn::PairsPolicy<K, S>> {
+    std::vector<K> k;
+    std::vector<uint64_t> v;
+    bn::PairsPolicy<K, S> make(long long n, Rng &r)
+    {
+        k.resize(n);
+        v.resize(n);
+        for (long long i = 0; i < n; i++) {
+            k[i] = (K)(r.next() % 50);
+            v[i] = (uint64_t)i;
+        }
+        return bn::PairsPolicy<K, S>{k.data(), v.data()};
+    }
+    bool operator==(const WideData &o) const { return k == o.k && v == o.v; }
+};
+
+template <class P, int GW> void wide_direct_width(unsigned long long seed)
+{
+    for (int blo : {0, 3, 5, 9}) {
+        const long long span = 1ll << (blo + GW);
+        for (long long n : {1ll, 100ll, span - 1, span + 7, 3 * span + (1ll << blo) / 3 + 1})
+            for (int kind : {(int)bn::MIRROR, (int)bn::PLAIN}) {
+                const long long len = n + GUARD;
+                Rng ra{seed | 1}, rb{seed | 1};
+                WideData<P> a, b;
+                P pa = a.make(len, ra), pb = b.make(len, rb);
+                const long long units = bn::units_below(n, GW, blo);
+                for (long long w = 0; w < units; w++) {
+                    if (kind == bn::MIRROR) bn::unit_global<P, GW, bn::MIRROR, 1>(pa, n, w, 1, units, blo);
+                    else bn::unit_global<P, GW, bn::PLAIN, 1>(pa, n, w, 1, units, blo);
+                }
+                SimOp<P> op{pb, n, {}, false, 0, bn::WIDE_MIN};
+                op.template wide_g<GW>(blo, kind);
+                g_wide += op.wide_groups;
+                CHECK(a == b, "wide group w%d GW %d kind %d blo %d n %lld: not the register units'"
+                      " result", (int)sizeof(typename P::E), GW, kind, blo, n);
+                seed = seed * 6364136223846793005ull + 1;
+            }
+    }
+}
+
+template <class P> void wide_direct(unsigned long long seed)
+{
+    wide_direct_width<P, 5>(seed);
+    wide_direct_width<P, 6>(seed + 1);
+    wide_direct_width<P, 7>(seed + 2);
+    if constexpr (P::LOGW >= 8) wide_direct_width<P, 8>(seed + 3);
+    if constexpr (P::LOGW >= 9) wide_direct_width<P, 9>(seed + 4);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -273,6 +337,10 @@ int main(int argc, char **argv)
                                (1 << 18) + 3, (1 << 20) - 1};
     const int tiles[] = {9, 10, 11, 12, 13, 14, 15};
     unsigned long long seed = 12345;
+    wide_direct<bn::KeysPolicy<uint32_t>>(seed);
+    wide_direct<bn::KeysPolicy<uint64_t>>(seed);
+    wide_direct<bn::PairsPolicy<uint32_t, true>>(seed);
+    wide_direct<bn::PairsPolicy<uint64_t, false>>(seed);
     for (long long n : sizes) {
         if (quick && n > 70000) continue;
         for (int lt : tiles) {

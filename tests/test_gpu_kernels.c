@@ -538,9 +538,12 @@ static void test_repeat_sort(void)
 }
 
 /* Sorts of an array that starts inside an allocation: 1 element in (not 16-byte aligned:
- * the tile kernels' scalar loads and stores) and 16 bytes in (aligned: their vector path),
- * n = 3 tiles and a part of one; sort_values of f32 and u64, sort_keys of u32 keys. The
- * result against the CPU twin; the elements before and after the array are unchanged. */
+ * the tile kernels' scalar loads and stores) and 16 bytes in (aligned: their vector path
+ * for the full tiles, the scalar one for the partial last tile), n = 3 * 2^14 + 5 (full
+ * tiles and a partial one at every tile size the sort uses here: with the default budget
+ * it sorts half tiles, then the top tile level, then finishes); sort_values of f32 and u64,
+ * sort_keys of u32 keys. The result against the CPU twin; the elements before and after
+ * the array are unchanged. */
 static void test_offset_sort(void)
 {
     static const gp_dtype ts[] = {GP_F32, GP_U64, GP_U32};
