@@ -502,6 +502,10 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     snprintf(res->file, sizeof res->file, "%s", in.file);
     snprintf(res->dataset, sizeof res->dataset, "%s", in.dataset);
     snprintf(res->type_desc, sizeof res->type_desc, "%s", in.type_desc);
+    _Static_assert(GP_H5_MAXDIMS <= sizeof res->dims / sizeof res->dims[0],
+                   "gp_result.dims holds every dimension");
+    res->ndims = in.ndims;
+    for (int d = 0; d < res->ndims; d++) res->dims[d] = (int64_t)in.dims[d];
     res->dtype = dt;
     res->n = N;
     res->dx = o->dx;

@@ -41,6 +41,8 @@ typedef struct gp_result {
     char file[1024], dataset[1024], type_desc[64];
     gp_dtype dtype;
     int64_t n;
+    int ndims;                    /* the dataset's dimensions (read flattened, row-major) */
+    int64_t dims[32];             /* their extents (the first ndims; GP_H5_MAXDIMS) */
     gp_stats stats;               /* global, of the input */
     double integral;              /* trapezoid rule of the samples */
     int integral_nonuniform;      /* 1 with --x */

@@ -72,8 +72,16 @@ void gp_report_print(const gp_result *r, const gp_options *o)
     char mn[64], mx[64];
     derived(&r->stats, &mean, &l2);
     minmax_text(r, mn, mx, sizeof mn);
-    printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld elements, %d rank%s, backend %s\n",
-           r->file, r->dataset, r->type_desc, gp_dtype_name(r->dtype), (long long)r->n,
+    char shape[160] = "";
+    if (r->ndims > 1) { /* e.g. " (shape 1000 x 3, read flattened, row-major)" */
+        size_t k = (size_t)snprintf(shape, sizeof shape, " (shape ");
+        for (int d = 0; d < r->ndims && k < sizeof shape; d++)
+            k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%lld", d ? " x " : "",
+                                  (long long)r->dims[d]);
+        if (k < sizeof shape) snprintf(shape + k, sizeof shape - k, ", read flattened, row-major)");
+    }
+    printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld elements%s, %d rank%s, backend %s\n",
+           r->file, r->dataset, r->type_desc, gp_dtype_name(r->dtype), (long long)r->n, shape,
            r->ranks, r->ranks == 1 ? "" : "s", r->backend);
     printf("  %-14s %lld\n", "count", (long long)r->stats.count);
     printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
@@ -279,6 +287,10 @@ int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
         jstr(f, r->dataset);
         fprintf(f, ",\n  \"stored_type\": ");
         jstr(f, r->type_desc);
+        fprintf(f, ",\n  \"shape\": [");
+        for (int d = 0; d < r->ndims; d++)
+            fprintf(f, "%s%lld", d ? ", " : "", (long long)r->dims[d]);
+        fprintf(f, "]");
         fprintf(f, ",\n  \"dtype\": ");
         jstr(f, gp_dtype_name(r->dtype));
         fprintf(f, ",\n  \"count\": %lld,\n  \"nan_count\": %lld,\n  \"sum\": ",

@@ -192,8 +192,10 @@ def check_good(args, fx, outdir, P, name, dset):
     with h5py.File(B, "r") as f:  # h5py follows the soft and external links itself
         d = f[dset]
         stored = d.dtype
+        shape = list(d.shape)
         y = d[()].reshape(-1)
     r = json.load(open(rj))
+    check(r.get("shape") == shape, f"{tag}: shape {r.get('shape')} in the report, want {shape}")
     check(r["count"] == y.size, f"{tag}: count {r['count']} != {y.size}")
     check(r["nan_count"] == 0, f"{tag}: nan_count {r['nan_count']}")
     yd = y.astype(np.float64)
