@@ -583,10 +583,10 @@ template <class P, int LT> struct Tile {
 /* ---- schedules of the host plan ------------------------------------------------------- */
 
 /* The groups of bits [lo, hi) of one level, top down: the fewest groups of at most maxg
- * bits, as equal as they can be (the wider ones first): a global pass costs about the same
- * for 1 to 4 bits and more for 6 (fewer blocks per SM, more strided streams per warp), so
- * 7 bits go as 4 + 3 rather than 1 + 6. The first group has the mirror step when `mirror`:
- * f(G, blo, kind). */
+ * bits, as equal as they can be (the wider ones first): with maxg = 9, 11 bits go as 6 + 5
+ * rather than 9 + 2 (measured with the register groups, maxg = 6: a pass costs about the
+ * same for 1 to 4 bits and more for 6, so 7 bits as 4 + 3 beat 1 + 6). The first group
+ * has the mirror step when `mirror`: f(G, blo, kind). */
 #pragma nv_exec_check_disable
 template <class F>
 __host__ __device__ __forceinline__ void level_groups(int hi, int lo, bool mirror, int maxg,
@@ -831,13 +831,12 @@ k_tile(P pol, long long n)
     const long long base = (long long)blockIdx.x << LT;
     /* in_mapped / out_mapped and vec are uniform (launch parameters, block position); the
      * vector path for 1 .. 8 vectors per thread (more spill at the 64-register cap) */
-    constexpr int PER = 16 / (int)sizeof(typename P::E);
+    constexpr int PER = KeyVec<typename P::E>::PER;
     constexpr bool VEC =
         TileVec<P>::value && TL::T >= PER * TL::NTH && TL::T <= 8 * PER * TL::NTH;
     bool vec = false;
-    if constexpr (VEC)
-        vec = base + TL::T <= n && ((uintptr_t)pol.keys & 15) == 0 && pol.vec_ok();
     if constexpr (VEC) {
+        vec = base + TL::T <= n && ((uintptr_t)pol.keys & 15) == 0 && pol.vec_ok();
         if (vec) {
             if (pol.in_mapped()) tile_fill_vec<P, TL, true>(bn_smem, pol, base, tid);
             else tile_fill_vec<P, TL, false>(bn_smem, pol, base, tid);
@@ -933,20 +932,22 @@ template <auto KERNEL> int allow_smem(size_t smem, int device)
     return GP_OK;
 }
 
+/* An integer benchmarking knob from the environment: dflt when `name` is unset, not a
+ * number or below lo; hi when above hi. */
+inline int env_knob(const char *name, int dflt, int lo, int hi)
+{
+    const char *e = getenv(name);
+    if (!e || !*e) return dflt;
+    const int x = atoi(e);
+    return x < lo ? dflt : x > hi ? hi : x;
+}
+
 /* The widest global group of a plan for policy P: P::LOGW, or GPUPRIM_SORT_WIDE=<bits>
- * (for benchmarking; clamped to 1 .. LOGW; with GPUPRIM_SORT_WIDE=LOGG and
+ * (for benchmarking; 1 .. LOGW; with GPUPRIM_SORT_WIDE=LOGG and
  * GPUPRIM_SORT_WIDE_FROM=LOGG + 1: register groups only, the plan before wide groups). */
 template <class P> int max_group_bits()
 {
-    static int v = -1;
-    if (v < 0) {
-        v = P::LOGW;
-        const char *e = getenv("GPUPRIM_SORT_WIDE");
-        if (e && *e) {
-            const int x = atoi(e);
-            if (x >= 1) v = x < P::LOGW ? x : P::LOGW;
-        }
-    }
+    static const int v = env_knob("GPUPRIM_SORT_WIDE", P::LOGW, 1, P::LOGW);
     return v;
 }
 
@@ -957,15 +958,7 @@ template <class P> int max_group_bits()
  * LOGG always run wide. */
 template <class P> int wide_from()
 {
-    static int v = -1;
-    if (v < 0) {
-        v = WIDE_MIN;
-        const char *e = getenv("GPUPRIM_SORT_WIDE_FROM");
-        if (e && *e) {
-            const int x = atoi(e);
-            v = x < WIDE_MIN ? WIDE_MIN : x > P::LOGW + 1 ? P::LOGW + 1 : x;
-        }
-    }
+    static const int v = env_knob("GPUPRIM_SORT_WIDE_FROM", WIDE_MIN, WIDE_MIN, P::LOGW + 1);
     return v;
 }
 
