@@ -483,10 +483,21 @@ done:
     free(x);
 }
 
-/* Every element with the largest key of its type (UINT32_MAX, INT32_MAX, +inf, UINT64_MAX,
- * INT64_MAX) or every element a NaN, and those with one smaller element last: the 32-bit
- * min/max accumulators of the 4-byte types use the all-ones key as their identity, so these
- * are the inputs where a wrong identity would show. */
+/* One value sort of n elements of dt, on the host (want, by the CPU twin; its return in
+ * *twin_rc) and on the device (d): sort_keys for GP_U32 (the keys path), sort_values for
+ * the others. 0, or -1 after a failed GPU call (reported in c). */
+static int sort_on_both(tcase *c, gp_dtype dt, void *want, void *d, int64_t n, int *twin_rc)
+{
+    if (dt == GP_U32) {
+        *twin_rc = gp_cpu_sort_keys(4, want, n);
+        GPU_OK(c, G->sort_keys(4, d, n), return -1);
+    } else {
+        *twin_rc = gp_cpu_sort_values(dt, want, n);
+        GPU_OK(c, G->sort_values(dt, d, n), return -1);
+    }
+    return 0;
+}
+
 /* One device array sorted again and again with new data (sort_values of f32 and u64,
  * sort_keys of u32 keys; n above and below one tile): from the second sort of an array on,
  * the CUDA backend captures the sort's launches as a graph and replays it. Every result
@@ -513,15 +524,8 @@ static void test_repeat_sort(void)
                     }
                     memcpy(want, y, bytes);
                     int rc;
-                    if (dt == GP_U32) { /* the keys path (sort_keys) */
-                        rc = gp_cpu_sort_keys(4, want, n);
-                        GPU_OK(&c, G->upload(d, y, bytes), goto stop);
-                        GPU_OK(&c, G->sort_keys(4, d, n), goto stop);
-                    } else {
-                        rc = gp_cpu_sort_values(dt, want, n);
-                        GPU_OK(&c, G->upload(d, y, bytes), goto stop);
-                        GPU_OK(&c, G->sort_values(dt, d, n), goto stop);
-                    }
+                    GPU_OK(&c, G->upload(d, y, bytes), goto stop);
+                    if (sort_on_both(&c, dt, want, d, n, &rc) != 0) goto stop;
                     GPU_OK(&c, G->download(got, d, bytes), goto stop);
                     CHECK(&c, rc == GP_OK, "CPU twin failed");
                     const int64_t i = first_diff(got, want, n, es);
@@ -569,13 +573,7 @@ static void test_offset_sort(void)
             memcpy(want, y, bytes);
             int rc;
             GPU_OK(&c, G->upload(d, y, bytes), goto stop);
-            if (dt == GP_U32) {
-                rc = gp_cpu_sort_keys(4, want + off * es, n);
-                GPU_OK(&c, G->sort_keys(4, d + off * es, n), goto stop);
-            } else {
-                rc = gp_cpu_sort_values(dt, want + off * es, n);
-                GPU_OK(&c, G->sort_values(dt, d + off * es, n), goto stop);
-            }
+            if (sort_on_both(&c, dt, want + off * es, d + off * es, n, &rc) != 0) goto stop;
             GPU_OK(&c, G->download(got, d, bytes), goto stop);
             CHECK(&c, rc == GP_OK, "CPU twin failed");
             const int64_t i = first_diff(got, want, total, es);
@@ -589,6 +587,10 @@ static void test_offset_sort(void)
         }
 }
 
+/* Every element with the largest key of its type (UINT32_MAX, INT32_MAX, +inf, UINT64_MAX,
+ * INT64_MAX) or every element a NaN, and those with one smaller element last: the 32-bit
+ * min/max accumulators of the 4-byte types use the all-ones key as their identity, so these
+ * are the inputs where a wrong identity would show. */
 static void test_top_keys(void)
 {
     static const int64_t ns[] = {1, 2, 33, 4097, 65537};
