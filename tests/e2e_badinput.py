@@ -196,6 +196,12 @@ def check_good(args, fx, outdir, P, name, dset):
         y = d[()].reshape(-1)
     r = json.load(open(rj))
     check(r.get("shape") == shape, f"{tag}: shape {r.get('shape')} in the report, want {shape}")
+    if len(shape) > 1:  # the summary line names the shape of a multi-dimensional dataset
+        rc2, out2, _, _ = run(args, P, [os.path.join(args.bin, "gpuprim_mpi"), B, "--dataset",
+                                           dset, "--no-sort", "--backend", args.backend])
+        want = f" elements (shape {' x '.join(str(x) for x in shape)}, read flattened, row-major),"
+        first = out2.splitlines()[0] if out2 else ""
+        check(rc2 == 0 and want in first, f"{tag}: summary line {first!r} (exit {rc2}) lacks {want!r}")
     check(r["count"] == y.size, f"{tag}: count {r['count']} != {y.size}")
     check(r["nan_count"] == 0, f"{tag}: nan_count {r['nan_count']}")
     yd = y.astype(np.float64)
