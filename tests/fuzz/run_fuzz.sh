@@ -12,13 +12,16 @@
 # WORKDIR holds the build (separate from the main gcc build), the corpus entries found now
 # (WORKDIR/corpus_*; the committed seeds in tests/fuzz/corpus_* are only read) and the
 # reproducers of crashes (WORKDIR/artifacts). Exit 0 when no target crashed,
-# 1 on a crash or invariant failure (the reproducer's path and command are printed), 77
-# when clang or libFuzzer is missing (with the reason).
+# 1 on a crash, leak, timeout (20 s), invariant failure or an input that takes over 10 s
+# when run again alone (the reproducer's path and command are printed), 77 when clang or
+# libFuzzer is missing (with the reason).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${1:-$root/build/fuzz}
 secs=${FUZZ_SECONDS:-60}
+timeout=20 # seconds: one input running longer is a failure (libFuzzer's timeout- file)
+slow=10    # seconds: one input running longer is reported, and fails if it is slow alone too
 targets=${FUZZ_TARGETS:-cli h5select}
 cc=${FUZZ_CC:-clang}
 
@@ -100,25 +103,44 @@ for t in $targets; do
     h5bytes) corpus=corpus_h5bytes; maxlen=8192; extra="" ;;
     *) echo "run_fuzz.sh: unknown target $t"; exit 1 ;;
   esac
-  before=$(find "$work/artifacts" -maxdepth 1 -type f | wc -l)
   log="$work/fuzz_$t.log"
   echo "run_fuzz.sh: fuzz_$t for ${secs}s (seeds: tests/fuzz/$corpus, new entries: $work/$corpus, log: $log)"
   asan="$ASAN_OPTIONS"
   [ "$t" = h5bytes ] && asan="$ASAN_OPTIONS:allocator_may_return_null=1:detect_leaks=0"
   # shellcheck disable=SC2086
-  ASAN_OPTIONS="$asan" "$work/fuzz_$t" -max_total_time="$secs" -max_len=$maxlen -timeout=20 -rss_limit_mb=4096 \
-    -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" $extra ${FUZZ_ARGS:-} \
-    "$work/$corpus" "$here/$corpus" >"$log" 2>&1
+  ASAN_OPTIONS="$asan" "$work/fuzz_$t" -max_total_time="$secs" -max_len=$maxlen -timeout=$timeout \
+    -report_slow_units=$slow -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$work/artifacts/$t-" \
+    $extra ${FUZZ_ARGS:-} "$work/$corpus" "$here/$corpus" >"$log" 2>&1
   rc=$?
-  after=$(find "$work/artifacts" -maxdepth 1 -type f | wc -l)
-  grep -E "^(stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb)|^#[0-9]+.*DONE|^fuzz_h5select: [0-9]+ inputs" "$log" |
+  grep -E "^(stat::number_of_executed_units|stat::new_units_added|stat::peak_rss_mb|stat::slowest_unit_time_sec)|^#[0-9]+.*DONE|^fuzz_h5select: [0-9]+ inputs" "$log" |
     sed "s/^fuzz_$t: //; s/^/  fuzz_$t: /"
-  if [ "$rc" != 0 ] || [ "$after" != "$before" ]; then
+  # A crash, leak, timeout or out-of-memory file fails the test. A slow unit (over $slow s
+  # but under the $timeout s timeout) is run again alone: under CTest's -j the other tests'
+  # oversubscribed MPI ranks can starve this process for seconds, so it fails only if it is
+  # still slow by itself.
+  failed=""
+  for a in "$work/artifacts/$t"-*; do
+    [ -f "$a" ] || continue
+    case $(basename "$a") in
+      "$t"-slow-unit-*)
+        alone=$(ASAN_OPTIONS="$asan" "$work/fuzz_$t" -timeout=$timeout "$a" 2>&1 |
+          sed -n 's/^Executed .* in \([0-9]*\) ms$/\1/p' | tail -n 1)
+        if [ -n "$alone" ] && [ "$alone" -lt $((slow * 1000)) ]; then
+          echo "run_fuzz.sh: fuzz_$t: a unit took over ${slow}s in the run but ${alone} ms alone (load, not the input); kept: $work/artifacts/previous/$(basename "$a")"
+          mv -f "$a" "$work/artifacts/previous/" || exit 1
+        else
+          failed="$failed $a"
+          echo "run_fuzz.sh: fuzz_$t: a unit is slow alone too (${alone:-?} ms, over ${slow}s): $a"
+        fi
+        ;;
+      *) failed="$failed $a" ;;
+    esac
+  done
+  if [ "$rc" != 0 ] || [ -n "$failed" ]; then
     status=1
     echo "run_fuzz.sh: FAIL: fuzz_$t exited $rc; the end of $log:"
     tail -n 60 "$log" | sed 's/^/  | /'
-    for a in "$work/artifacts/$t"-*; do
-      [ -f "$a" ] || continue
+    for a in $failed; do
       echo "run_fuzz.sh: reproducer: $a"
       echo "  rerun: LSAN_OPTIONS=$LSAN_OPTIONS ASAN_OPTIONS=$asan GP_FUZZ_TMP=$GP_FUZZ_TMP" \
         "GP_FUZZ_DESCRIBE=1 $work/fuzz_$t $a"
