@@ -46,6 +46,10 @@ case $mode in
   pkgconfig)
     export PKG_CONFIG_PATH="$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
     echo "pkg-config --modversion gpuprim: $(pkg-config --modversion gpuprim)"
+    # with the distribution's MPI/HDF5 modules required, no library path of this machine
+    if grep -q '^Requires:' "$pc" && grep -E '^(Libs|Cflags):.*(mpi|hdf5)' "$pc"; then
+      echo "FAIL: gpuprim.pc requires MPI/HDF5 modules and lists their paths as well"; exit 1
+    fi
     exe=$work/example
     # shellcheck disable=SC2046
     ${CC:-cc} -O2 -o "$exe" "$here/example/example.c" $(pkg-config --cflags --libs gpuprim) ||
