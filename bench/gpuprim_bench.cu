@@ -63,12 +63,6 @@
 
 #include <unistd.h>
 
-#ifndef GPUPRIM_BENCH_GIT_COMMIT
-#define GPUPRIM_BENCH_GIT_COMMIT "unknown"
-#endif
-#ifndef GPUPRIM_VERSION
-#define GPUPRIM_VERSION "unknown"
-#endif
 
 namespace {
 
@@ -1615,8 +1609,8 @@ bool write_json(const std::string &path, int code)
     }
     const cudaDeviceProp &p = G.prop;
     fprintf(f, "{\n  \"tool\": \"gpuprim_bench\",\n");
-    fprintf(f, "  \"gpuprim_version\": %s,\n", json_str(GPUPRIM_VERSION).c_str());
-    fprintf(f, "  \"git_commit\": %s,\n", json_str(GPUPRIM_BENCH_GIT_COMMIT).c_str());
+    fprintf(f, "  \"gpuprim_version\": %s,\n", json_str(gp_version()).c_str());
+    fprintf(f, "  \"git_commit\": %s,\n", json_str(gp_git_commit()).c_str());
     fprintf(f, "  \"date\": %s,\n", json_str(iso_date()).c_str());
     fprintf(f, "  \"command\": %s,\n", json_str(G.cmdline).c_str());
     fprintf(f, "  \"device\": {\"name\": %s, \"sm_count\": %d, \"cc\": \"%d.%d\", \"clock_khz\": %d, "
@@ -1919,7 +1913,7 @@ void init_device()
 void print_header(FILE *o)
 {
     const cudaDeviceProp &p = G.prop;
-    fprintf(o, "gpuprim_bench %s (commit %s), %s\n", GPUPRIM_VERSION, GPUPRIM_BENCH_GIT_COMMIT, iso_date().c_str());
+    fprintf(o, "gpuprim_bench %s (commit %s), %s\n", gp_version(), gp_git_commit(), iso_date().c_str());
     fprintf(o, "device: %s, cc %d.%d, %d SMs, SM clock %.0f MHz, memory clock %.0f MHz, %d-bit bus, L2 %.0f MiB, %.1f GiB\n",
             p.name, p.major, p.minor, p.multiProcessorCount, G.clock_khz / 1000.0, G.mem_clock_khz / 1000.0,
             p.memoryBusWidth, p.l2CacheSize / 1048576.0, p.totalGlobalMem / 1073741824.0);

@@ -21,6 +21,17 @@
 extern "C" {
 #endif
 
+/* ---- version ------------------------------------------------------------------------- */
+
+/* The version this library was built from, read from git at build time (not configure
+ * time; src/version.c, cmake/gp_version.cmake): "0.1.0+<git describe --always --dirty
+ * --tags>", e.g. "0.1.0+f985394-dirty"; "0.1.0" outside a git checkout. Static; never NULL. */
+const char *gp_version(void);
+
+/* The full hash of the commit this library was built from, with "-dirty" when tracked files
+ * differed from it; "unknown" outside a git checkout. Static; never NULL. */
+const char *gp_git_commit(void);
+
 /* ---- element types ------------------------------------------------------------------- */
 
 /* The six element types every layer understands. io/ converts any HDF5 integer or float

@@ -35,7 +35,7 @@
 #ifndef GPUPRIM_H
 #define GPUPRIM_H
 
-/* The library's version (the CMake project version; gpuprim_mpi --version adds git's). */
+/* The library's version (the CMake project version; gp_version() in gp_kernels.h adds git's). */
 #define GPUPRIM_VERSION_MAJOR 0
 #define GPUPRIM_VERSION_MINOR 1
 #define GPUPRIM_VERSION_PATCH 0

@@ -7,10 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef GPUPRIM_VERSION
-#define GPUPRIM_VERSION "unknown"
-#endif
-
 void gp_print_usage(void)
 {
     printf(
@@ -101,7 +97,7 @@ static void print_version(void)
 #else
     const char *cuda = "no";
 #endif
-    printf("gpuprim_mpi %s\nCUDA backend: %s\nCPU backend: yes\n", GPUPRIM_VERSION, cuda);
+    printf("gpuprim_mpi %s\nCUDA backend: %s\nCPU backend: yes\n", gp_version(), cuda);
 }
 
 /* Parses a count: "1000", "1e9", "2^30". Returns 0 on success. */

@@ -258,7 +258,7 @@ int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
     FILE *f = fopen(path, "w");
     if (!f) return -1;
     fprintf(f, "{\n  \"version\": ");
-    jstr(f, GPUPRIM_VERSION);
+    jstr(f, gp_version());
     fprintf(f, ",\n  \"ranks\": %d,\n  \"backend\": ", r->ranks);
     jstr(f, r->backend);
     fprintf(f, ",\n  \"gpus_visible\": %d,\n  \"ranks_per_gpu_max\": %d", r->gpus_visible,

@@ -83,6 +83,15 @@ def main():
     check(p.returncode == 0 and len(lines) >= 2 and re.match(r"gpuprim_mpi \d+\.\d+\.\d+", lines[0]) is not None,
           f"--version first line: {lines[:1]}")
     check(any(re.fullmatch(r"CUDA backend: (yes|no)", l) for l in lines), "--version says CUDA backend: yes/no")
+    version = lines[0].split(" ", 1)[1] if lines and " " in lines[0] else ""
+    # built from a git checkout: the version names the commit the binary was built from (read
+    # at build time, so a commit after configuring shows up after the next build)
+    head = subprocess.run(["git", "-C", args.src, "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode == 0 and head.stdout.strip():
+        h = head.stdout.strip()
+        m = re.fullmatch(r"\d+\.\d+\.\d+\+(?:.*-g)?([0-9a-f]{7,40})(-dirty)?", version)
+        check(m is not None and h.startswith(m.group(1)),
+              f"--version {version!r} names HEAD {h[:12]} (rebuild if the binary is older than the last commit)")
 
     # a file, three ranks, everything on
     data = os.path.join(args.work, "data.h5")
@@ -103,6 +112,7 @@ def main():
     check(len(re.findall(r"\] finished$", p.stderr, re.M)) == 1, "--progress: one closing line")
     check("\r" not in p.stderr, "--progress (not a terminal): no carriage returns")
     r = json.load(open(rj))
+    check(r.get("version") == version, f"--json version {r.get('version')!r} is --version's {version!r}")
     o = r.get("options", {})
     check(o.get("file") == data and o.get("backend") == "cpu" and o.get("progress") == "on" and
           o.get("verbose") is True and o.get("json") == rj and o.get("dataset") is None and

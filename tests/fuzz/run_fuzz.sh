@@ -64,7 +64,7 @@ cflags="$cflags -DGP_H5_PIECE_BYTES=200"
 
 echo "run_fuzz.sh: building in $work with $cc ($("$cc" --version | head -n 1))"
 build_ok=1
-for src in src/cli.c io/h5io.c kernels/common.c; do
+for src in src/cli.c src/version.c io/h5io.c kernels/common.c; do
   obj="$work/obj/$(echo "$src" | tr '/' '_').o"
   # shellcheck disable=SC2086
   "$cc" $cflags -fsanitize=fuzzer-no-link $h5c $mpic -c "$root/$src" -o "$obj" || build_ok=0
