@@ -25,7 +25,8 @@ extern "C" {
 
 /* The version this library was built from, read from git at build time (not configure
  * time; src/version.c, cmake/gp_version.cmake): "0.1.0+<git describe --always --dirty
- * --tags>", e.g. "0.1.0+f985394-dirty"; "0.1.0" outside a git checkout. Static; never NULL. */
+ * --tags>", e.g. "0.1.0+f985394-dirty"; "0.1.0" outside a git checkout; "unknown" when
+ * src/version.c is compiled outside CMake (the fuzz targets). Static; never NULL. */
 const char *gp_version(void);
 
 /* The full hash of the commit this library was built from, with "-dirty" when tracked files
