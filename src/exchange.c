@@ -1,8 +1,10 @@
 /* exchange.c — MPI combination: statistics reduction, rank-level bitonic merge exchange. */
+#define _GNU_SOURCE /* program_invocation_short_name: error lines name the calling program */
 #include "exchange.h"
 
 #include "gp_ext.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,9 +111,20 @@ int gp_sendrecv_bytes(MPI_Comm comm, int partner, const void *sbuf, int64_t sbyt
 
 /* A failing point-to-point call of the all-to-all: the job cannot continue (partners would
  * wait forever), so abort it with one line. */
+/* The program the library runs in, for its one-line errors ("gpuprim_mpi", or the
+ * caller's own program); "gpuprim" where the C library does not say. */
+static const char *prog_name(void)
+{
+#if defined(__GLIBC__)
+    return program_invocation_short_name;
+#else
+    return "gpuprim";
+#endif
+}
+
 static void a2a_die(MPI_Comm comm, int rank, const char *what)
 {
-    fprintf(stderr, "gpuprim_mpi: error: rank %d: all-to-all: %s\n", rank, what);
+    fprintf(stderr, "%s: error: rank %d: all-to-all: %s\n", prog_name(), rank, what);
     fflush(stderr);
     MPI_Abort(comm, 1);
 }
@@ -188,7 +201,7 @@ int gp_alltoallv_big(MPI_Comm comm, const void *sbuf, const int64_t *scount,
 
 static void die(MPI_Comm comm, int rank, const char *what, const char *detail)
 {
-    fprintf(stderr, "gpuprim_mpi: error: rank %d: merge exchange: %s: %s\n", rank, what,
+    fprintf(stderr, "%s: error: rank %d: merge exchange: %s: %s\n", prog_name(), rank, what,
             detail ? detail : "");
     fflush(stderr);
     MPI_Abort(comm, 7);
@@ -245,6 +258,14 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
     int rank, P;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
+    if (m < 0 || *nkeys < 0 || *nkeys > m) {
+        char why[256];
+        snprintf(why, sizeof why,
+                 "this rank holds %lld keys, outside [0, m = %lld] (m must be the same on every "
+                 "rank and at least every rank's count)",
+                 (long long)*nkeys, (long long)m);
+        die(comm, rank, "arguments", why);
+    }
     memset(info, 0, sizeof *info);
     /* the CPU backend's "device" memory is host memory: send my shard as it is */
     const int host_resident = strcmp(be->name, "cpu") == 0;
@@ -267,7 +288,14 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
             int rc = MPI_Sendrecv(&mine, 1, MPI_INT64_T, partner, 6, &theirs, 1, MPI_INT64_T,
                                   partner, 6, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "count exchange failed");
-            if (theirs < 0 || theirs > m) die(comm, rank, "MPI_Sendrecv", "partner count out of range");
+            if (theirs < 0 || theirs > m) {
+                char why[256];
+                snprintf(why, sizeof why,
+                         "rank %d holds %lld keys, outside [0, m = %lld] (every rank must pass "
+                         "the same m, at least its own count)",
+                         partner, (long long)theirs, (long long)m);
+                die(comm, rank, "arguments", why);
+            }
             const void *hmine = NULL;     /* my keys, host memory */
             const uint64_t *hvmine = NULL; /* my values, host memory */
             for (int part = 0; part < (v ? 2 : 1); part++) {

@@ -48,10 +48,13 @@ typedef struct gp_exchange_info {
  * shards as elements, merge-split as compare-exchange; Baudet & Stevenson's block
  * generalisation of Batcher's network). On entry every rank holds in *keys its *nkeys
  * (0 <= *nkeys <= m) keys of `width` bytes (4 or 8; unsigned integers in native byte order,
- * e.g. from be->to_keys), sorted ascending, where m is the slot count per rank, N <= P*m
- * keys in all (m = ceil(N/P)); missing slots are virtual +inf. On return rank r
- * holds the global slots [r*m, r*m + *nkeys) of the sorted whole in *keys: the result does
- * not depend on how the keys were distributed, and ranks r with r*m >= N hold none.
+ * e.g. from be->to_keys), sorted ascending, where m, the slot count per rank, is the same
+ * on every rank and at least every rank's *nkeys (N keys in all, N <= P*m): ceil(N/P) for
+ * shards from gp_shard_range, else the largest shard (MPI_Allreduce with MPI_MAX) or more;
+ * missing slots are virtual +inf. On return rank r holds the global slots
+ * [r*m, r*m + *nkeys) of the sorted whole in *keys: the result does not depend on how the
+ * keys were distributed, and ranks r with r*m >= N hold none (a larger m leaves more of the
+ * last ranks empty).
  *
  * One step with partner q (a partner rank >= P is a virtual all-+inf shard: no message,
  * nothing changes): the two ranks swap counts and their sorted runs (device -> host_send,
@@ -66,9 +69,9 @@ typedef struct gp_exchange_info {
  * recv is overwritten (scratch). *keys is not reassigned (the pointer is the same on
  * return). host_send (unused by the CPU backend) and host_recv: host memory, m keys each
  * (pinned for CUDA), overwritten.
- * Collective. A failing MPI or backend call, or a partner's count outside [0, m], aborts
- * the job (MPI_Abort) with a one-line message (the partner would otherwise wait forever).
- * Returns 0. */
+ * Collective. A failing MPI or backend call, or this rank's or a partner's count outside
+ * [0, m], aborts the job (MPI_Abort, code 7) with a one-line message "PROGRAM: error: rank
+ * R: merge exchange: ..." (the partner would otherwise wait forever). Returns 0. */
 int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
                         void **keys, int64_t *nkeys, void *recv, void *host_send,
                         void *host_recv, gp_exchange_info *info);

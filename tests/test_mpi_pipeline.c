@@ -456,16 +456,40 @@ static void run_xcase(const gp_backend *be, int width, int mode, int kd, int lay
     be->host_free(hvr);
 }
 
+/* --bad-m self|partner: a misuse of gp_bitonic_exchange that must abort the job with one
+ * line naming the counts (CTest matches the line): "self", rank 0 holds m + 1 keys; "partner",
+ * every rank holds its m keys but rank 0 passes m = 10 and the others m = 20 (rank 0 sees
+ * its partner's 20 keys). Never returns: the exchange aborts (exit 7). */
+static int bad_m_call(const gp_backend *be, const char *how)
+{
+    const int partner = strcmp(how, "partner") == 0;
+    int64_t m = partner ? (g_rank == 0 ? 10 : 20) : 10;
+    int64_t nk = partner ? m : (g_rank == 0 ? m + 1 : m);
+    uint32_t host[32];
+    for (int i = 0; i < 32; i++) host[i] = (uint32_t)(3 * i + g_rank);
+    void *dev = be->alloc(sizeof host), *recv = be->alloc(sizeof host);
+    if (!dev || !recv || be->upload(dev, host, sizeof host)) return 1;
+    uint32_t hs[32], hr[32];
+    gp_exchange_info xi;
+    gp_bitonic_exchange(MPI_COMM_WORLD, be, 4, m, &dev, &nk, recv, hs, hr, &xi);
+    if (g_rank == 0) printf("FAIL: gp_bitonic_exchange returned on a bad count (--bad-m %s)\n", how);
+    MPI_Finalize();
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     int cuda = 0, big = 0;
+    const char *bad_m = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) cuda = strcmp(argv[++i], "cuda") == 0;
         else if (strcmp(argv[i], "--big") == 0) big = 1;
+        else if (strcmp(argv[i], "--bad-m") == 0 && i + 1 < argc) bad_m = argv[++i];
     }
+    if (bad_m) return bad_m_call(gp_backend_cpu(), bad_m);
     const char *s = getenv("GPUPRIM_TEST_SEED");
     g_seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
     MPI_Bcast(&g_seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
