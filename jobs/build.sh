@@ -19,5 +19,5 @@ if ! cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$log" 2>&1; then
   echo "build.sh: configure of $dir failed (output above)" >&2
   exit 1
 fi
-grep "gpuprim:" "$log" || true
+grep -E "gpuprim(\.pc)?:" "$log" || true
 cmake --build "$dir" -j "${JOBS:-$(nproc)}"

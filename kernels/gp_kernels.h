@@ -115,7 +115,10 @@ static inline GP_HD uint64_t gp_mix64(uint64_t z)
 /* ---- the statistics record ----------------------------------------------------------- */
 /* One record describes one contiguous piece (a shard, or several adjacent shards after
  * gp_stats_combine). It is plain data: MPI moves it as bytes and combines it with
- * gp_stats_combine (non-commutative: `lo` is the piece that comes first in index order). */
+ * gp_stats_combine (non-commutative: `lo` is the piece that comes first in index order).
+ * Derived values, as gpuprim_mpi reports them: mean = sum / (count - nan_count), L2 norm =
+ * sqrt(sumsq), min / max = gp_key_to_double(dtype, min_key / max_key) (none when
+ * count == nan_count). */
 typedef struct gp_stats {
     int64_t  count;      /* elements in the piece, NaNs included */
     int64_t  nan_count;  /* NaN elements (always 0 for integer types) */

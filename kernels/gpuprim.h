@@ -21,10 +21,14 @@
  *   h5io.h        parallel HDF5 shard reads and safe writes (gp_shard_range, gp_h5_open,
  *                 gp_h5_read, gp_h5_write, gp_h5_close).
  *
- * A typical program: MPI_Init; pick a backend (gp_cuda_device_count() > 0 ?
+ * A typical program: MPI_Init; the node-local rank (MPI_Comm_split_type with
+ * MPI_COMM_TYPE_SHARED, then MPI_Comm_rank); pick a backend (gp_cuda_device_count() > 0 ?
  * gp_backend_cuda(local_rank % count, ...) : gp_backend_cpu()); alloc + upload a shard;
- * be->stats; gp_stats_allreduce; be->to_keys + be->sort_keys; gp_bitonic_exchange;
- * be->from_keys. tests/example/example.c is a complete one. To sort one array on one
+ * be->stats; gp_stats_allreduce; agree on the slot count m (MPI_Allreduce, MPI_MAX of the
+ * shard sizes, or ceil(N/P)) and allocate the exchange's buffers of m keys each (the shard
+ * and recv on the backend, host_send and host_recv on the host); be->to_keys +
+ * be->sort_keys; gp_bitonic_exchange; be->from_keys. tests/example/example.c is a
+ * complete one. To sort one array on one
  * process (no exchange), be->sort_values does to_keys + sort_keys + from_keys in one call.
  *
  * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and
