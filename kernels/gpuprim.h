@@ -28,8 +28,8 @@
  * shard sizes, or ceil(N/P)) and allocate the exchange's buffers of m keys each (the shard
  * and recv on the backend, host_send and host_recv on the host); be->to_keys +
  * be->sort_keys; gp_bitonic_exchange; be->from_keys. tests/example/example.c is a
- * complete one. To sort one array on one
- * process (no exchange), be->sort_values does to_keys + sort_keys + from_keys in one call.
+ * complete one. To sort one array on one process (no exchange), be->sort_values does
+ * to_keys + sort_keys + from_keys in one call.
  *
  * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and
  * the pkg-config file add. In a build with the CUDA backend GPUPRIM_HAVE_CUDA is defined

@@ -109,8 +109,6 @@ int gp_sendrecv_bytes(MPI_Comm comm, int partner, const void *sbuf, int64_t sbyt
 
 /* ---- all-to-all with 64-bit counts ------------------------------------------------------ */
 
-/* A failing point-to-point call of the all-to-all: the job cannot continue (partners would
- * wait forever), so abort it with one line. */
 /* The program the library runs in, for its one-line errors ("gpuprim_mpi", or the
  * caller's own program); "gpuprim" where the C library does not say. */
 static const char *prog_name(void)
@@ -122,6 +120,8 @@ static const char *prog_name(void)
 #endif
 }
 
+/* A failing point-to-point call of the all-to-all: the job cannot continue (partners would
+ * wait forever), so abort it with one line. */
 static void a2a_die(MPI_Comm comm, int rank, const char *what)
 {
     fprintf(stderr, "%s: error: rank %d: all-to-all: %s\n", prog_name(), rank, what);
