@@ -1,9 +1,11 @@
 /* h5io.c — parallel HDF5 input and output for gpuprim (see h5io.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* fallocate(FALLOC_FL_KEEP_SIZE): reserving the output's blocks */
 #include "h5io.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -921,7 +923,103 @@ done:
     return finish(&e, msg, msglen);
 }
 
+void gp_h5_mpi_io_env(void) { setenv("OMPI_MCA_sharedfp", "^lockedfile", 0); }
+
+/* The checks of an output path before anything is written; dir (GP_H5_PATHLEN bytes)
+ * receives its folder. */
+static void check_target(const char *path, int force, char *dir, gp_err *e)
+{
+    struct stat st;
+    if (!path || !path[0] || strlen(path) >= GP_H5_PATHLEN) {
+        fail(e, GP_IO_EWRITE, "%.64s...: bad output file name (empty, or %d bytes or more)",
+             path ? path : "", GP_H5_PATHLEN);
+        return;
+    }
+    snprintf(dir, GP_H5_PATHLEN, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, GP_H5_PATHLEN, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    const int exists = lstat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        fail(e, GP_IO_EWRITE, "%s: cannot write: is a directory", path);
+    else if (exists && !force)
+        fail(e, GP_IO_EWRITE, "%s: exists (use --force to overwrite)", path);
+    else if (exists && S_ISLNK(st.st_mode)) /* rename would replace the link itself */
+        fail(e, GP_IO_EWRITE, "%s: is a symbolic link, not replaced (give its target)", path);
+    else if (exists && !S_ISREG(st.st_mode)) /* a device, FIFO or socket */
+        fail(e, GP_IO_EWRITE, "%s: is not a regular file, not replaced", path);
+    else if (access(dir, W_OK | X_OK) != 0)
+        fail(e, GP_IO_EWRITE, "%s: cannot write: %s (%s)", path, strerror(errno), dir);
+}
+
+int gp_h5_check_target(const char *path, int force, char *msg, size_t msglen)
+{
+    gp_err e;
+    char dir[GP_H5_PATHLEN];
+    memset(&e, 0, sizeof e);
+    check_target(path, force, dir, &e);
+    return finish(&e, msg, msglen);
+}
+
 /* ---- write ----------------------------------------------------------------------------- */
+
+/* Rank 0 reserves the blocks of the file as HDF5 has laid it out so far (every dataset
+ * allocated) plus 64 KiB for the metadata written at close, without changing its size
+ * (FALLOC_FL_KEEP_SIZE). Where the file system cannot reserve (EOPNOTSUPP), nothing is
+ * done. The file size is asked of HDF5 on every rank (H5Fget_filesize). */
+static void reserve_blocks(hid_t fid, const char *tmp, const char *path, int rank, gp_err *e)
+{
+    hsize_t size = 0;
+    if (H5Fget_filesize(fid, &size) < 0) {
+        fail(e, GP_IO_EWRITE, "%s: cannot size %s (%s)", path, tmp, h5_reason().desc);
+        return;
+    }
+    if (rank != 0) return;
+    const off_t want = (off_t)size + ((off_t)1 << 16);
+    int fd = open(tmp, O_WRONLY);
+    if (fd < 0) {
+        fail(e, GP_IO_EWRITE, "%s: cannot open %s (%s)", path, tmp, strerror(errno));
+        return;
+    }
+    if (fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, want) != 0 && errno != EOPNOTSUPP &&
+        errno != ENOSYS)
+        fail(e, GP_IO_EWRITE, "%s: cannot reserve %lld bytes for it (%s)", path,
+             (long long)want, strerror(errno));
+    close(fd);
+}
+
+/* While rank 0 holds a temporary file, SIGINT, SIGTERM and SIGHUP (mpirun passes them on;
+ * Slurm's scancel and time limit send SIGTERM) remove it before the process dies of the
+ * signal as it would have. */
+static char g_tmp_path[GP_H5_PATHLEN + 32];
+static volatile sig_atomic_t g_tmp_armed;
+static const int g_tmp_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+static struct sigaction g_tmp_old[3];
+
+static void tmp_signal(int sig)
+{
+    if (g_tmp_armed) unlink(g_tmp_path);
+    g_tmp_armed = 0;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void tmp_guard(const char *tmp, int on)
+{
+    if (on) {
+        snprintf(g_tmp_path, sizeof g_tmp_path, "%s", tmp);
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = tmp_signal;
+        sigemptyset(&sa.sa_mask);
+        g_tmp_armed = 1;
+        for (int i = 0; i < 3; i++) sigaction(g_tmp_signals[i], &sa, &g_tmp_old[i]);
+    } else {
+        g_tmp_armed = 0;
+        for (int i = 0; i < 3; i++) sigaction(g_tmp_signals[i], &g_tmp_old[i], NULL);
+    }
+}
 
 int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_type,
                 gp_dtype mem, int64_t n_total, int64_t off, int64_t cnt, const void *buf,
@@ -978,20 +1076,13 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
     if (rank == 0) {
         struct stat st;
         char dir[GP_H5_PATHLEN];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (!slash) snprintf(dir, sizeof dir, ".");
-        else if (slash == dir) dir[1] = '\0';
-        else *slash = '\0';
-        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            fail(&e, GP_IO_EWRITE, "%s: cannot write: is a directory", path);
-        else if (lstat(path, &st) == 0 && !force)
-            fail(&e, GP_IO_EWRITE, "%s: exists (use --force to overwrite)", path);
-        else if (access(dir, W_OK | X_OK) != 0)
-            fail(&e, GP_IO_EWRITE, "%s: cannot write: %s (%s)", path, strerror(errno), dir);
-        else if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        check_target(path, force, dir, &e);
+        /* a short hidden temporary name beside the target: a target name near NAME_MAX
+         * leaves no room for a suffix, and a rename within the folder is atomic */
+        if (!e.rc && snprintf(tmp, sizeof tmp, "%s/.gpuprim.%ld.tmp", dir, (long)getpid()) >=
+                         (int)sizeof tmp)
             fail(&e, GP_IO_EWRITE, "%s: file name too long", path);
-        else if (lstat(tmp, &st) == 0)
+        else if (!e.rc && lstat(tmp, &st) == 0)
             fail(&e, GP_IO_EWRITE, "%s: temporary file %s exists already", path, tmp);
     }
     if (agree(comm, &e, GP_IO_EWRITE)) goto done;
@@ -1012,6 +1103,7 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
     if (rank == 0) {
         struct stat st;
         created = lstat(tmp, &st) == 0; /* ours: it did not exist before */
+        if (created) tmp_guard(tmp, 1);
     }
     if (agree(comm, &e, GP_IO_EWRITE)) goto close;
 
@@ -1028,18 +1120,33 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
     }
     if (agree(comm, &e, GP_IO_EWRITE)) goto close;
 
+    /* every dataset first (allocated at creation), then the file's blocks reserved, then
+     * the data: a full disk or quota fails here on every rank, before any data moves.
+     * Open MPI's collective writes were seen to lose ENOSPC at 3 or more ranks and leave a
+     * file of zeros that HDF5 closed without an error. */
     for (int k = 0; k < nds; k++) {
-        const char *dset = ds[k].dset;
-        const gp_dtype mem = ds[k].mem;
-        D = dset;
-        hid_t ft = ds[k].file_type != H5I_INVALID_HID ? ds[k].file_type : native_of(mem);
-        did = H5Dcreate2(fid, dset, ft, space, lcpl, dcpl, H5P_DEFAULT);
+        D = ds[k].dset;
+        hid_t ft = ds[k].file_type != H5I_INVALID_HID ? ds[k].file_type : native_of(ds[k].mem);
+        did = H5Dcreate2(fid, D, ft, space, lcpl, dcpl, H5P_DEFAULT);
         if (did < 0)
-            fail(&e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", path, dset,
+            fail(&e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", path, D,
+                 h5_reason().desc);
+        else if (H5Dclose(did) < 0)
+            fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
+        did = H5I_INVALID_HID;
+        if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+    }
+    reserve_blocks(fid, tmp, path, rank, &e);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+    for (int k = 0; k < nds; k++) {
+        D = ds[k].dset;
+        did = H5Dopen2(fid, D, H5P_DEFAULT);
+        if (did < 0)
+            fail(&e, GP_IO_EWRITE, "%s: %s: cannot open the new dataset (%s)", path, D,
                  h5_reason().desc);
         if (agree(comm, &e, GP_IO_EWRITE)) goto close;
-        transfer(comm, 1, did, 1, &dim, native_of(mem), gp_dtype_size(mem), off, cnt,
-                 (void *)ds[k].buf, path, dset, &e);
+        transfer(comm, 1, did, 1, &dim, native_of(ds[k].mem), gp_dtype_size(ds[k].mem), off,
+                 cnt, (void *)ds[k].buf, path, D, &e);
         if (H5Dclose(did) < 0) fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
         did = H5I_INVALID_HID;
         if (agree(comm, &e, GP_IO_EWRITE)) goto close;
@@ -1064,6 +1171,7 @@ close:
             snprintf(e.text + l, sizeof e.text - l, "; could not remove %s (%s)", tmp,
                      strerror(errno));
         }
+        tmp_guard(tmp, 0);
     }
     agree(comm, &e, GP_IO_EWRITE);
 done:

@@ -44,6 +44,20 @@ typedef struct gp_h5_input {
     hid_t ftype;                  /* copy of the stored datatype (for writing the same type) */
 } gp_h5_input;
 
+/* Call before MPI_Init. Open MPI's sharedfp/lockedfile component, which MPI_File_open
+ * queries for every file although HDF5 never uses a shared file pointer, overflows a
+ * buffer (the process aborts) on file paths of about 240 bytes or more (Open MPI 4.1.4,
+ * Debian 12). Unless OMPI_MCA_sharedfp is set already, this sets it to "^lockedfile" in
+ * the environment. gpuprim_mpi and gpuprim_gen call it; other MPI implementations ignore
+ * the variable. */
+void gp_h5_mpi_io_env(void);
+
+/* The checks gp_h5_write makes of `path` before it writes anything, for a program to make
+ * before its work: a name of 1 to GP_H5_PATHLEN-1 bytes; not a directory, symbolic link,
+ * device, FIFO or socket; no existing file unless force; a writable folder. Not
+ * collective (call it on one rank and agree). Returns 0 or GP_IO_EWRITE with msg set. */
+int gp_h5_check_target(const char *path, int force, char *msg, size_t msglen);
+
 /* Shard of rank r of P over n elements: contiguous, sizes differ by at most one, the first
  * n % P ranks get the larger size. Not collective. */
 void gp_shard_range(int64_t n, int P, int r, int64_t *off, int64_t *cnt);

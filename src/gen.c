@@ -309,6 +309,7 @@ int main(int argc, char **argv)
     char err[512] = "", msg[2048] = "";
     opts o;
 
+    gp_h5_mpi_io_env(); /* before MPI_Init: no crash on long file paths (h5io.h) */
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_gen: error: MPI_Init failed\n");
         return EXIT_FAIL;

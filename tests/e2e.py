@@ -199,7 +199,7 @@ def check_case(args, name, path, dset, opts):
     else:
         same = np.array_equal(got, want)
     check(same, f"{name}: sorted output differs from numpy's sort")
-    leftovers = [f for f in os.listdir(args.work) if ".tmp" in f]
+    leftovers = [f for f in os.listdir(args.work) if ".tmp" in f]  # .gpuprim.PID.tmp
     check(not leftovers, f"{name}: temporary files left: {leftovers}")
 
 

@@ -396,7 +396,7 @@ static int tmp_left(void)
         DIR *d = opendir(scratch);
         struct dirent *e;
         while (d && (e = readdir(d)) != NULL)
-            if (strstr(e->d_name, ".tmp.")) {
+            if (strstr(e->d_name, ".tmp")) { /* .gpuprim.PID.tmp */
                 why("left behind: %s", e->d_name);
                 n++;
             }
