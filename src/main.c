@@ -3,11 +3,13 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "h5io.h"
 #include "pipeline.h"
 #include "progress.h"
 
 int main(int argc, char **argv)
 {
+    gp_h5_mpi_io_env(); /* before MPI_Init: no crash on long file paths (h5io.h) */
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_mpi: error: MPI_Init failed\n");
         return GP_EXIT_FAIL;
@@ -31,9 +33,8 @@ int main(int argc, char **argv)
     gp_binding bind;
     gp_result res;
     memset(&res, 0, sizeof res);
-    /* a --json file that cannot be written is an error before the work, not after it */
-    if (o.json && rank == 0 && !gp_json_path_ok(o.json, msg, sizeof msg)) rc = GP_EXIT_WRITE;
-    rc = gp_agree(comm, rc, msg, sizeof msg);
+    /* an output that cannot be written is an error before the work, not after it */
+    rc = gp_check_outputs(comm, &o, msg, sizeof msg);
     if (rc == 0) rc = gp_select_backend(comm, &o, &be, &bind, &res, msg, sizeof msg);
     if (rc == 0 && o.verbose) gp_report_binding(comm, &bind);
     if (rc == 0) gp_progress_start_job(rank, o.progress, o.quiet);

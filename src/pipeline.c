@@ -1,5 +1,5 @@
 /* pipeline.c — the gpuprim_mpi job on every rank. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "pipeline.h"
 
 #include <limits.h>
@@ -138,6 +138,45 @@ static int same_file(const char *a, const char *b)
     struct stat sa, sb;
     if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* a and b name the same file: the same existing file, or the same name in the same folder
+ * (folders compared by realpath) when one does not exist yet */
+static int same_target(const char *a, const char *b)
+{
+    if (same_file(a, b)) return 1;
+    char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
+    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a) + 1 : 1, ba ? a : ".");
+    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b) + 1 : 1, bb ? b : ".");
+    ba = ba ? ba + 1 : a;
+    bb = bb ? bb + 1 : b;
+    if (!realpath(da, ra) || !realpath(db, rb)) return 0;
+    return strcmp(ra, rb) == 0 && strcmp(ba, bb) == 0;
+}
+
+int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen)
+{
+    int rank, err = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        const char *in = o->function_mode ? NULL : o->file;
+        if (o->out && in && same_file(o->out, in)) {
+            err = GP_EXIT_USAGE;
+            snprintf(msg, msglen, "--out %s is the input file", o->out);
+        } else if (o->json && in && same_file(o->json, in)) {
+            err = GP_EXIT_USAGE;
+            snprintf(msg, msglen, "--json %s is the input file", o->json);
+        } else if (o->json && o->out && same_target(o->json, o->out)) {
+            err = GP_EXIT_USAGE;
+            snprintf(msg, msglen, "--json %s is the --out file", o->json);
+        } else if (o->out && gp_h5_check_target(o->out, o->force, msg, msglen) != 0) {
+            err = GP_EXIT_WRITE;
+        } else if (o->json && !gp_json_path_ok(o->json, msg, msglen)) {
+            err = GP_EXIT_WRITE;
+        }
+    }
+    return gp_agree(comm, err, msg, msglen);
 }
 
 /* Uniform trapezoid rule from the statistics: h * (sum - (y0 + y_{N-1}) / 2). */

@@ -84,6 +84,14 @@ typedef struct gp_result {
 int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
                       gp_binding *bind, gp_result *res, char *msg, size_t msglen);
 
+/* The output checks made before any work, so that a long run does not end in an error it
+ * could have given at the start: --out is not the input file and can be written
+ * (gp_h5_check_target: no existing file without --force, no directory, link, device or
+ * FIFO, a writable folder); --json is neither the input nor the --out file and can be
+ * written (gp_json_path_ok). Collective (rank 0 checks, the ranks agree). Returns 0,
+ * GP_EXIT_USAGE or GP_EXIT_WRITE with msg set, the same on every rank. */
+int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen);
+
 /* Runs the file job (read → stats → integral → sort → exchange → verify → write).
  * Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
  *

@@ -253,10 +253,33 @@ int gp_json_path_ok(const char *path, char *msg, size_t msglen)
     return 0;
 }
 
+static int report_json_to(FILE *f, const gp_result *r, const gp_options *o);
+
+/* Written under a temporary name beside the target and renamed when complete, so that a
+ * failed write (a full disk) leaves no partial report; errno is kept for the caller. */
 int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
 {
-    FILE *f = fopen(path, "w");
+    char tmp[1100];
+    const char *slash = strrchr(path, '/');
+    if (snprintf(tmp, sizeof tmp, "%.*s.gpuprim.%ld.json.tmp", slash ? (int)(slash - path) + 1 : 0,
+                 path, (long)getpid()) >= (int)sizeof tmp) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    FILE *f = fopen(tmp, "w");
     if (!f) return -1;
+    int rc = report_json_to(f, r, o);
+    if (rc == 0 && rename(tmp, path) != 0) rc = -1;
+    if (rc != 0) {
+        const int saved = errno;
+        unlink(tmp);
+        errno = saved;
+    }
+    return rc;
+}
+
+static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
+{
     fprintf(f, "{\n  \"version\": ");
     jstr(f, gp_version());
     fprintf(f, ",\n  \"ranks\": %d,\n  \"backend\": ", r->ranks);
@@ -347,5 +370,10 @@ int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
         fprintf(f, ": %.6f", r->t[i] * 1e3);
     }
     fprintf(f, "\n  }\n}\n");
-    return fclose(f) == 0 ? 0 : -1;
+    const int werr = ferror(f);
+    if (fclose(f) != 0 || werr) {
+        if (werr && errno == 0) errno = EIO;
+        return -1;
+    }
+    return 0;
 }

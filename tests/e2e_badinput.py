@@ -237,6 +237,90 @@ GOOD = [
 ]
 
 
+def one_error(tag, rc, err, code, needles):
+    """rc is code and stderr has one gpuprim_mpi error line holding every needle."""
+    check(rc == code, f"{tag}: exit {rc}, want {code}; stderr: {err.strip()[-400:]!r}")
+    ours = [l for l in err.splitlines() if l.startswith("gpuprim_mpi: error: ")]
+    check(len(ours) == 1 and all(n in ours[0] for n in needles),
+          f"{tag}: want one error line with {needles}, got {ours}")
+
+
+def check_targets(args, fx, outdir, P):
+    """Output targets: what --out and --json must refuse before any work (a FIFO, a
+    symbolic link, a device, the input as --json, --json and --out naming one file), and
+    what they must write (a 250-byte file name, a 600-byte path); then a full disk (a
+    64 KiB tmpfs, where mount works): exit 6 naming the reason, nothing left."""
+    d = os.path.join(outdir, "targets")
+    os.makedirs(d)
+    src = os.path.join(d, "in.h5")
+    y = np.random.default_rng(P).standard_normal(100000).astype(np.float32)
+    with h5py.File(src, "w") as f:
+        f.create_dataset("data", data=y)
+    before = open(src, "rb").read()
+    exe = os.path.join(args.bin, "gpuprim_mpi")
+    base = [exe, src, "--quiet", "--backend", args.backend]
+    fifo = os.path.join(d, "fifo.h5")
+    os.mkfifo(fifo)
+    keep = os.path.join(d, "keep.h5")
+    open(keep, "wb").write(b"not ours")
+    link = os.path.join(d, "link.h5")
+    os.symlink("keep.h5", link)
+    refuse = [
+        ("--out FIFO --force", ["--out", fifo, "--force"], 6, ["is not a regular file"]),
+        ("--out /dev/null --force", ["--out", "/dev/null", "--force"], 6, ["is not a regular file"]),
+        ("--out symlink --force", ["--out", link, "--force"], 6, ["is a symbolic link"]),
+        ("--out existing", ["--out", keep], 6, ["exists (use --force"]),
+        ("--json is the input", ["--json", src], 2, ["--json", "is the input file"]),
+        ("--json is --out", ["--out", os.path.join(d, "o.h5"), "--json",
+                             os.path.join(d, ".", "o.h5")], 2, ["is the --out file"]),
+    ]
+    for name, opts, code, needles in refuse:
+        rc, _, err, _ = run(args, P, base + opts)
+        one_error(f"np {P}: {name}", rc, err, code, needles)
+    check(os.path.islink(link) and open(keep, "rb").read() == b"not ours",
+          f"np {P}: the symbolic link and its target are untouched")
+    check(os.path.exists(fifo) and not os.path.isfile(fifo), f"np {P}: the FIFO is still a FIFO")
+    check(open(src, "rb").read() == before, f"np {P}: the input is untouched")
+    import stat as _st
+    check(_st.S_ISCHR(os.stat("/dev/null").st_mode), f"np {P}: /dev/null is still a device")
+    # long names: a 250-byte file name, a path of three 199-byte folders
+    deep = os.path.join(d, *(["d" * 199] * 3))
+    os.makedirs(deep)
+    for name, out in (("250-byte file name", os.path.join(d, "a" * 247 + ".h5")),
+                      ("600-byte path", os.path.join(deep, "o.h5"))):
+        rc, _, err, _ = run(args, P, base + ["--out", out])
+        if check(rc == 0, f"np {P}: --out with a {name}: exit {rc}; {err.strip()[-300:]!r}"):
+            with h5py.File(out, "r") as f:
+                check(np.array_equal(f["data"][()], np.sort(y)), f"np {P}: {name}: sorted output")
+        left = [f for f in os.listdir(os.path.dirname(out)) if ".tmp" in f]
+        check(not left, f"np {P}: {name}: temporary files left: {left}")
+    # a full disk
+    full = os.path.join(d, "full")
+    os.makedirs(full)
+    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full],
+                       capture_output=True, text=True)
+    if m.returncode != 0:
+        print(f"note: np {P}: the full-disk case is skipped (cannot mount a tmpfs: "
+              f"{(m.stderr or m.stdout).strip()[:120]})")
+    else:
+        try:
+            for opts in (["--out", os.path.join(full, "o.h5")],
+                         ["--no-sort", "--json", os.path.join(full, "r.json")]):
+                if "--json" in opts:  # fill it, so that the report cannot be written
+                    with open(os.path.join(full, "fill"), "wb") as f:
+                        try:
+                            f.write(b"x" * 65536)
+                        except OSError:
+                            pass
+                rc, _, err, _ = run(args, P, base + opts)
+                one_error(f"np {P}: full disk {opts[-2]}", rc, err, 6, ["No space left on device"])
+                left = [f for f in os.listdir(full) if f != "fill"]
+                check(not left, f"np {P}: full disk {opts[-2]}: files left: {left}")
+        finally:
+            subprocess.run(["umount", full])
+    shutil.rmtree(d)
+
+
 def main():
     ap = arg_parser(nps="1,3")
     ap.add_argument("--limit", type=float, default=60.0,
@@ -259,6 +343,7 @@ def main():
             check_bad(args, fx, outdir, P, name, path, opts, code, needles)
         for name, dset in GOOD:
             check_good(args, fx, outdir, P, name, dset)
+        check_targets(args, fx, outdir, P)
     return summary()
 
 
