@@ -140,6 +140,18 @@ static int same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/* Two dataset paths of the output file clash: the same path, or one a group above the
+ * other ("/a_argsort" and "/a_argsort/x"). */
+static int name_clash(const char *a, const char *b)
+{
+    if (!a[0] || !b[0]) return 0;
+    const size_t la = strlen(a), lb = strlen(b);
+    if (la == lb) return strcmp(a, b) == 0;
+    const char *s = la < lb ? a : b, *l = la < lb ? b : a;
+    const size_t ls = la < lb ? la : lb;
+    return strncmp(s, l, ls) == 0 && l[ls] == '/';
+}
+
 /* a and b name the same file: the same existing file, or the same name in the same folder
  * (folders compared by realpath) when one does not exist yet */
 static int same_target(const char *a, const char *b)
@@ -855,12 +867,14 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             if (!err && o->payload) {
                 err = gp_h5_open(comm, o->file, o->payload, &pin, msg, msglen);
                 pin_open = !err;
-                if (!err && (pin.n != N || strcmp(pin.dataset, in.dataset) == 0 ||
-                             strcmp(pin.dataset, res->argsort_dset) == 0)) {
+                if (!err && (pin.n != N || name_clash(pin.dataset, in.dataset) ||
+                             name_clash(pin.dataset, res->argsort_dset))) {
                     err = GP_EXIT_DATASET;
                     snprintf(msg, msglen, "%s: --payload %s: %s", o->file, pin.dataset,
                              pin.n != N ? "needs the same element count as the data"
-                                        : "must be another dataset than the data and its argsort");
+                                        : "must be another dataset than the data and its "
+                                          "argsort, and not inside or above either in the output "
+                                          "file's paths");
                 }
                 const size_t psz = pin_open ? gp_dtype_size(pin.dtype) : 1;
                 if (!err) {

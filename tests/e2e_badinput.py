@@ -277,6 +277,17 @@ def check_targets(args, fx, outdir, P):
     for name, opts, code, needles in refuse:
         rc, _, err, _ = run(args, P, base + opts)
         one_error(f"np {P}: {name}", rc, err, code, needles)
+    # a payload whose output path lies inside the argsort's: exit 4, nothing written
+    coll = os.path.join(d, "coll.h5")
+    with h5py.File(coll, "w") as f:
+        f["a"] = y[:1000]
+        f.create_group("a_argsort")["x"] = np.arange(1000)
+    rc, _, err, _ = run(args, P, [exe, coll, "--quiet", "--backend", args.backend, "--dataset", "a",
+                                  "--argsort", "--payload", "/a_argsort/x", "--out",
+                                  os.path.join(d, "c.h5")])
+    one_error(f"np {P}: --payload inside the argsort's path", rc, err, 4,
+              ["/a_argsort/x", "not inside or above"])
+    check(not os.path.exists(os.path.join(d, "c.h5")), f"np {P}: payload clash: no output")
     check(os.path.islink(link) and open(keep, "rb").read() == b"not ours",
           f"np {P}: the symbolic link and its target are untouched")
     check(os.path.exists(fifo) and not os.path.isfile(fifo), f"np {P}: the FIFO is still a FIFO")
