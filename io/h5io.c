@@ -941,14 +941,15 @@ static void check_target(const char *path, int force, char *dir, gp_err *e)
     else if (slash == dir) dir[1] = '\0';
     else *slash = '\0';
     const int exists = lstat(path, &st) == 0;
+    /* what --force would not replace first, so that it is not suggested in vain */
     if (exists && S_ISDIR(st.st_mode))
         fail(e, GP_IO_EWRITE, "%s: cannot write: is a directory", path);
-    else if (exists && !force)
-        fail(e, GP_IO_EWRITE, "%s: exists (use --force to overwrite)", path);
     else if (exists && S_ISLNK(st.st_mode)) /* rename would replace the link itself */
         fail(e, GP_IO_EWRITE, "%s: is a symbolic link, not replaced (give its target)", path);
     else if (exists && !S_ISREG(st.st_mode)) /* a device, FIFO or socket */
         fail(e, GP_IO_EWRITE, "%s: is not a regular file, not replaced", path);
+    else if (exists && !force)
+        fail(e, GP_IO_EWRITE, "%s: exists (use --force to overwrite)", path);
     else if (access(dir, W_OK | X_OK) != 0)
         fail(e, GP_IO_EWRITE, "%s: cannot write: %s (%s)", path, strerror(errno), dir);
 }
