@@ -192,11 +192,20 @@ int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msgle
 }
 
 /* Uniform trapezoid rule from the statistics: h * (sum - (y0 + y_{N-1}) / 2). */
-static double uniform_trapezoid(const gp_stats *s, double h)
+static double uniform_trapezoid(const gp_stats *s, double h, gp_dtype dt)
 {
     if (s->count < 2) return 0.0;
     if (s->nan_count > 0) return NAN;
-    return h * (s->sum - 0.5 * (s->yfirst + s->ylast));
+    /* an infinite sample: every weight is positive, so the rule is inf, -inf, or NaN with
+     * both (sum - ends would be inf - inf) */
+    if (s->count > 0 && (isinf(s->yfirst) || isinf(s->ylast) || isinf(s->sum))) {
+        const int pos = gp_key_to_double(dt, s->max_key) == INFINITY;
+        const int neg = gp_key_to_double(dt, s->min_key) == -INFINITY;
+        if (pos && neg) return NAN;
+        if (pos || neg) return (pos ? h : -h) * INFINITY;
+    }
+    /* the ends halved apart: y0 + y_{N-1} can overflow where the result does not */
+    return h * (s->sum - 0.5 * s->yfirst - 0.5 * s->ylast);
 }
 
 /* Test hook for fault handling: GPUPRIM_FAULT=RANK:PHASE[:kill] makes rank RANK fail when it
@@ -752,7 +761,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
         res->stats = total;
         res->integral_nonuniform = o->xdataset != NULL;
-        res->integral = o->xdataset ? total.trap : uniform_trapezoid(&total, o->dx);
+        res->integral = o->xdataset ? total.trap : uniform_trapezoid(&total, o->dx, dt);
     }
 
     /* sort: keys, local bitonic sort, rank-level merge exchange, back to values */

@@ -139,6 +139,36 @@ def test_reproducible(args, rng):
             check(err <= bound, f"adv {dset} P={P}: default sum error {err} over bound {bound}")
 
 
+def jnum(v):
+    """A JSON number or one of the strings "nan", "inf", "-inf" as a float."""
+    return float(v)
+
+
+def test_trapezoid_edges(args):
+    """The uniform --dx rule of samples with infinite or huge ends, against the exact
+    values: inf - inf must not turn a +-inf integral into NaN, and y0 + y_{N-1} must not
+    overflow where the integral does not."""
+    inf = math.inf
+    cases = [([inf, 1.0, 2.0], 1.0, inf), ([1.0, 2.0, inf], 1.0, inf), ([-inf, 1.0, 2.0], 1.0, -inf),
+             ([inf, inf], 1.0, inf), ([inf, 1.0, 2.0], -0.5, -inf), ([inf, 1.0, -inf], 1.0, math.nan),
+             ([1.7e308, -1.7e308, 1.7e308], 1.0, 0.0), ([1.0, 2.0, 3.0, 4.0], -0.5, -3.75)]
+    for k, (y, dx, want) in enumerate(cases):
+        path = os.path.join(args.work, f"trap{k}.h5")
+        with h5py.File(path, "w") as f:
+            f["y"] = np.array(y)
+        for P in args.nps:
+            for repro in (False, True):
+                rj = os.path.join(args.work, f"trap{k}_{P}_{int(repro)}.json")
+                cmd = [path, "--backend", args.backend, "--quiet", "--no-sort", "--dx", repr(dx),
+                       "--json", rj] + (["--reproducible"] if repro else [])
+                p = run(args, P, cmd)
+                tag = f"trapezoid {y} dx {dx} P={P}{' --reproducible' if repro else ''}"
+                if check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr[-300:]}"):
+                    got = jnum(json.load(open(rj))["integral"])
+                    check(got == want or (math.isnan(want) and math.isnan(got)),
+                          f"{tag}: integral {got!r}, want {want!r}")
+
+
 def main():
     args = arg_parser(nps="1,3,4").parse_args()
     fresh_dir(args.work)
@@ -149,6 +179,7 @@ def main():
         return 77
     test_order(args, rng)
     test_reproducible(args, rng)
+    test_trapezoid_edges(args)
     return summary()
 
 
