@@ -185,10 +185,14 @@ double gp_func_exact(gp_func f, double a, double b)
 {
     long double A = a, B = b;
     switch (f) {
-    case GP_FN_X2: return (double)((B * B * B - A * A * A) / 3.0L);
+    /* (b^3 - a^3) / 3 without the cancellation of two close cubes */
+    case GP_FN_X2: return (double)((B - A) * (A * A + A * B + B * B) / 3.0L);
     case GP_FN_SIN: return (double)(cosl(A) - cosl(B));
     case GP_FN_EXP: return (double)(expl(B) - expl(A));
-    case GP_FN_GAUSS: /* sqrt(pi)/2 * (erf(b) - erf(a)) */
+    case GP_FN_GAUSS: /* sqrt(pi)/2 * (erf(b) - erf(a)); on one side of 0 by erfc, so that
+                         a tail (erf near +-1) keeps its digits */
+        if (A >= 0) return (double)(0.886226925452758013649083741671L * (erfcl(A) - erfcl(B)));
+        if (B <= 0) return (double)(0.886226925452758013649083741671L * (erfcl(-B) - erfcl(-A)));
         return (double)(0.886226925452758013649083741671L * (erfl(B) - erfl(A)));
     default: return NAN;
     }

@@ -219,8 +219,10 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             if (arg[2] == 'a') have_a = 1; else have_b = 1;
         } else if (strcmp(arg, "--n") == 0) {
             NEED_ARG();
-            if (parse_count(val, &o->n) || o->n <= 0) {
-                snprintf(msg, msglen, "--n %s: need a positive integer (e.g. 1000000, 1e9, 2^30)", val);
+            /* at most 2^53: every point a + i h then has an exact index i in float64 */
+            if (parse_count(val, &o->n) || o->n <= 0 || o->n > ((int64_t)1 << 53)) {
+                snprintf(msg, msglen,
+                         "--n %s: need a positive integer up to 2^53 (e.g. 1000000, 1e9, 2^30)", val);
                 return GP_EXIT_USAGE;
             }
             have_n = 1;
@@ -262,6 +264,10 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         }
         if (!(o->b > o->a)) {
             snprintf(msg, msglen, "--a %g --b %g: need a < b", o->a, o->b);
+            return GP_EXIT_USAGE;
+        }
+        if (!isfinite(o->b - o->a)) { /* the step h = (b - a) / n would be infinite */
+            snprintf(msg, msglen, "--a %g --b %g: b - a overflows float64", o->a, o->b);
             return GP_EXIT_USAGE;
         }
     } else {

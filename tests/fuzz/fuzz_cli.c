@@ -217,8 +217,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (o.function_mode) {
             CHECK(!o.file && !o.out && !o.xdataset && !o.dataset, "file-mode input in function mode");
             CHECK((int)o.func >= 0 && (int)o.func < GP_NFUNCS, "func %d", (int)o.func);
-            CHECK(isfinite(o.a) && isfinite(o.b) && o.a < o.b, "a %g b %g", o.a, o.b);
-            CHECK(o.n > 0, "n %lld", (long long)o.n);
+            CHECK(isfinite(o.a) && isfinite(o.b) && o.a < o.b && isfinite(o.b - o.a), "a %g b %g",
+                  o.a, o.b);
+            CHECK(o.n > 0 && o.n <= ((int64_t)1 << 53), "n %lld", (long long)o.n);
             CHECK(o.dx == 1.0, "dx %g in function mode", o.dx);
             CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible,
                   "sort options in function mode");
