@@ -207,6 +207,19 @@ static void die(MPI_Comm comm, int rank, const char *what, const char *detail)
     MPI_Abort(comm, 7);
 }
 
+/* A count outside [0, m] passed by rank `holder` (this rank, or a partner that sent it). */
+static void count_die(MPI_Comm comm, int rank, int holder, int64_t count, int64_t m)
+{
+    char who[32], why[256];
+    if (holder == rank) snprintf(who, sizeof who, "this rank");
+    else snprintf(who, sizeof who, "rank %d", holder);
+    snprintf(why, sizeof why,
+             "%s holds %lld keys, outside [0, m = %lld] (m must be the same on every rank and "
+             "at least every rank's count)",
+             who, (long long)count, (long long)m);
+    die(comm, rank, "arguments", why);
+}
+
 /* The exchange of gp_bitonic_exchange / gp_bitonic_exchange_pairs: with v == NULL keys
  * only; else every key carries one uint64 value (v->vals etc.). */
 typedef struct pair_bufs {
@@ -258,14 +271,7 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
     int rank, P;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
-    if (m < 0 || *nkeys < 0 || *nkeys > m) {
-        char why[256];
-        snprintf(why, sizeof why,
-                 "this rank holds %lld keys, outside [0, m = %lld] (m must be the same on every "
-                 "rank and at least every rank's count)",
-                 (long long)*nkeys, (long long)m);
-        die(comm, rank, "arguments", why);
-    }
+    if (m < 0 || *nkeys < 0 || *nkeys > m) count_die(comm, rank, rank, *nkeys, m);
     memset(info, 0, sizeof *info);
     /* the CPU backend's "device" memory is host memory: send my shard as it is */
     const int host_resident = strcmp(be->name, "cpu") == 0;
@@ -288,14 +294,7 @@ static int exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m, v
             int rc = MPI_Sendrecv(&mine, 1, MPI_INT64_T, partner, 6, &theirs, 1, MPI_INT64_T,
                                   partner, 6, comm, MPI_STATUS_IGNORE);
             if (rc != MPI_SUCCESS) die(comm, rank, "MPI_Sendrecv", "count exchange failed");
-            if (theirs < 0 || theirs > m) {
-                char why[256];
-                snprintf(why, sizeof why,
-                         "rank %d holds %lld keys, outside [0, m = %lld] (every rank must pass "
-                         "the same m, at least its own count)",
-                         partner, (long long)theirs, (long long)m);
-                die(comm, rank, "arguments", why);
-            }
+            if (theirs < 0 || theirs > m) count_die(comm, rank, partner, theirs, m);
             const void *hmine = NULL;     /* my keys, host memory */
             const uint64_t *hvmine = NULL; /* my values, host memory */
             for (int part = 0; part < (v ? 2 : 1); part++) {

@@ -198,7 +198,7 @@ static double uniform_trapezoid(const gp_stats *s, double h, gp_dtype dt)
     if (s->nan_count > 0) return NAN;
     /* an infinite sample: every weight is positive, so the rule is inf, -inf, or NaN with
      * both (sum - ends would be inf - inf) */
-    if (s->count > 0 && (isinf(s->yfirst) || isinf(s->ylast) || isinf(s->sum))) {
+    if (isinf(s->yfirst) || isinf(s->ylast) || isinf(s->sum)) {
         const int pos = gp_key_to_double(dt, s->max_key) == INFINITY;
         const int neg = gp_key_to_double(dt, s->min_key) == -INFINITY;
         if (pos && neg) return NAN;
