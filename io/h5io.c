@@ -33,6 +33,9 @@ static void fail(gp_err *e, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->text, sizeof e->text, fmt, ap);
     va_end(ap);
+    /* one line: a newline or other control byte in a file or dataset name shows as '?' */
+    for (char *c = e->text; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     e->rc = rc;
 }
 
@@ -248,9 +251,9 @@ static void describe_other(hid_t t, H5T_class_t cls, char *buf, size_t len)
         char *tag = H5Tget_tag(t);
         size_t size = H5Tget_size(t);
         if (tag && tag[0])
-            snprintf(buf, len, "%zu bytes each, tag '%.32s'", size, tag);
+            snprintf(buf, len, "%zu byte%s each, tag '%.32s'", size, size == 1 ? "" : "s", tag);
         else
-            snprintf(buf, len, "%zu bytes each", size);
+            snprintf(buf, len, "%zu byte%s each", size, size == 1 ? "" : "s");
         if (tag && H5free_memory(tag) < 0) ok = 0;
         break;
     }
@@ -270,9 +273,11 @@ static void describe_other(hid_t t, H5T_class_t cls, char *buf, size_t len)
         }
         break;
     }
-    case H5T_BITFIELD:
-        snprintf(buf, len, "%zu bytes each", H5Tget_size(t));
+    case H5T_BITFIELD: {
+        size_t size = H5Tget_size(t);
+        snprintf(buf, len, "%zu byte%s each", size, size == 1 ? "" : "s");
         break;
+    }
     default:
         break;
     }
@@ -307,10 +312,21 @@ static int map_type(hid_t type, gp_dtype *dt, char *desc, size_t desclen, char *
         return 0;
     }
     if (cls == H5T_FLOAT) {
-        size_t prec = H5Tget_precision(type);
+        size_t prec = H5Tget_precision(type), spos, epos, esz = 0, mpos, msz = 0;
         unsigned p = (unsigned)(prec < 4096 ? prec : 4096), b = (unsigned)(size < 512 ? size : 512);
         *dt = size <= 4 ? GP_F32 : GP_F64;
-        if (p && p != b * 8)
+        /* the IEEE binary16/32/64/128 and x87 80-bit layouts by their bits; any other
+         * (bfloat16, 8-bit floats, ...) by its exponent and mantissa widths */
+        const int fields = H5Tget_fields(type, &spos, &epos, &esz, &mpos, &msz) >= 0;
+        const int ieee = !fields || (p == 16 && esz == 5 && msz == 10) ||
+                         (p == 32 && esz == 8 && msz == 23) || (p == 64 && esz == 11 && msz == 52) ||
+                         (p == 128 && esz == 15 && msz == 112) || (p == 80 && esz == 15 && msz == 64);
+        if (!ieee && p == 16 && esz == 8 && msz == 7)
+            snprintf(desc, desclen, "bfloat16 %s", order_name(order));
+        else if (!ieee)
+            snprintf(desc, desclen, "float%u (%zu-bit exponent, %zu-bit mantissa) %s", p, esz,
+                     msz, order_name(order));
+        else if (p && p != b * 8)
             snprintf(desc, desclen, "float%u (%u bytes) %s", p, b, order_name(order));
         else
             snprintf(desc, desclen, "float%u %s", b * 8, order_name(order));
@@ -467,6 +483,7 @@ typedef struct cands {
     int count;
     int truncated;
     int err;
+    size_t first_too_long; /* the first's path length when it is GP_H5_PATHLEN or more, else 0 */
     char first[GP_H5_PATHLEN];
     char list[1400];
     size_t len;
@@ -481,18 +498,26 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
         c->err = 1;
         return -1;
     }
-    hid_t t = H5Dget_type(d);
+    hid_t t = H5Dget_type(d), sp = H5Dget_space(d);
     H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-    int bad = t < 0 || cls == H5T_NO_CLASS;
+    H5S_class_t sc = sp >= 0 ? H5Sget_simple_extent_type(sp) : H5S_NO_CLASS;
+    int bad = t < 0 || cls == H5T_NO_CLASS || sp < 0 || sc == H5S_NO_CLASS;
     if (t >= 0 && H5Tclose(t) < 0) bad = 1;
+    if (sp >= 0 && H5Sclose(sp) < 0) bad = 1;
     if (H5Dclose(d) < 0) bad = 1;
     if (bad) {
         c->err = 1;
         return -1;
     }
-    if (cls != H5T_INTEGER && cls != H5T_FLOAT) return 0;
+    /* candidates: numeric arrays (a scalar or null dataspace holds no array to read) */
+    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || sc != H5S_SIMPLE) return 0;
     char p[GP_H5_PATHLEN];
-    if (abs_path(name, p, sizeof p) < 0) return 0;
+    if (abs_path(name, p, sizeof p) < 0) {
+        /* counted, so that it is never silently passed over for another dataset */
+        const size_t plen = strlen(name) + (name[0] != '/');
+        snprintf(p, sizeof p, "(a path of %zu bytes)", plen);
+        if (c->count == 0) c->first_too_long = plen;
+    }
     if (c->count++ == 0) snprintf(c->first, sizeof c->first, "%s", p);
     size_t need = strlen(p) + 2;
     if (c->truncated || c->len + need + 8 >= sizeof c->list) {
@@ -600,6 +625,10 @@ int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input
             else if (c->count > 1)
                 fail(&e, GP_IO_EDATASET, "%s: %d numeric datasets, choose one with --dataset: %s%s",
                      file, c->count, c->list, c->truncated ? ", ..." : "");
+            else if (c->first_too_long)
+                fail(&e, GP_IO_EDATASET,
+                     "%s: the numeric dataset's path has %zu bytes, more than the %d supported",
+                     file, c->first_too_long, GP_H5_PATHLEN - 1);
             else
                 snprintf(path, sizeof path, "%s", c->first);
             free(c);
@@ -825,6 +854,28 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
     H5D_space_status_t alloc = H5D_SPACE_STATUS_ALLOCATED;
     const int sparse = !writing && H5Dget_space_status(did, &alloc) >= 0 &&
                        (alloc != H5D_SPACE_STATUS_ALLOCATED || chunks_missing(did, fspace));
+    /* Parallel HDF5 1.10 refuses to read a virtual dataset (VDS) through MPI-IO ("parallel
+     * reads not supported on virtual datasets"): then each rank reads its part through a
+     * serial (sec2) open of its own, read-only and without a file lock, as the MPI-IO open. */
+    hid_t sfid = H5I_INVALID_HID, sdid = H5I_INVALID_HID;
+    int vds = 0;
+    if (!writing && !e->rc) {
+        hid_t dcpl = H5Dget_create_plist(did), fapl = H5I_INVALID_HID;
+        vds = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
+        if (dcpl >= 0 && H5Pclose(dcpl) < 0)
+            fail(e, code, "%s: %s: H5Pclose failed", file, dname);
+        if (vds && !e->rc) {
+            fapl = H5Pcreate(H5P_FILE_ACCESS);
+            if (fapl >= 0 && H5Pset_file_locking(fapl, 0, 1) >= 0)
+                sfid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
+            if (sfid >= 0) sdid = H5Dopen2(sfid, dname, H5P_DEFAULT);
+            if (sdid < 0)
+                fail(e, code, "%s: %s: cannot open the virtual dataset for a serial read (%s)",
+                     file, dname, h5_reason().desc);
+            if (fapl >= 0 && H5Pclose(fapl) < 0)
+                fail(e, code, "%s: %s: H5Pclose failed", file, dname);
+        }
+    }
     dxpl = H5Pcreate(H5P_DATASET_XFER);
     if (dxpl < 0 ||
         H5Pset_dxpl_mpio(dxpl, sparse ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE) < 0 ||
@@ -851,6 +902,7 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
         if (!agree(comm, e, code)) {
             char *p = c > 0 ? (char *)buf + (size_t)(k * per) * esz : (char *)dummy;
             herr_t st = writing ? H5Dwrite(did, memtype, mspace, fspace, dxpl, p)
+                        : vds   ? H5Dread(sdid, memtype, mspace, fspace, H5P_DEFAULT, p)
                                 : H5Dread(did, memtype, mspace, fspace, dxpl, p);
             if (st < 0 && out_of_range)
                 fail(e, code, "%s: %s: %s failed: a value is outside the range of the stored type",
@@ -863,6 +915,8 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
         if (agree(comm, e, code)) break;
     }
 out:
+    if (sdid >= 0 && H5Dclose(sdid) < 0) fail(e, code, "%s: %s: H5Dclose failed", file, dname);
+    if (sfid >= 0 && H5Fclose(sfid) < 0) fail(e, code, "%s: H5Fclose failed", file);
     if (dxpl >= 0 && H5Pclose(dxpl) < 0) fail(e, code, "%s: %s: H5Pclose failed", file, dname);
     if (fspace >= 0 && H5Sclose(fspace) < 0)
         fail(e, code, "%s: %s: H5Sclose failed", file, dname);

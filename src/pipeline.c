@@ -572,6 +572,13 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     res->out = o->out;
 
     const int sorting = !o->no_sort;
+    /* a stored float wider than 8 bytes (long double, quad) is sorted as float64, so --out,
+     * written in the stored type, holds values rounded to float64 */
+    if (o->out && sorting && rank == 0 && H5Tget_class(in.ftype) == H5T_FLOAT &&
+        H5Tget_size(in.ftype) > 8)
+        fprintf(stderr, "gpuprim_mpi: notice: %s:%s is %s, read as float64: --out %s holds its "
+                "values rounded to float64 (beyond its range: inf or 0)\n",
+                in.file, in.dataset, in.type_desc, o->out);
     /* a uint64 value per key: the input position (argsort, stable ties, payload lookup) */
     const int pairs = sorting && (o->stable || o->argsort || o->payload);
 

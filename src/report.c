@@ -35,6 +35,16 @@ static const char *num(char *buf, size_t len, double x)
 }
 
 /* Derived statistics of a record (NaN where undefined). */
+/* src with every control byte (a newline in a file or dataset name) shown as '?': the
+ * summary's header stays one line. */
+static const char *one_line(char *buf, size_t len, const char *src)
+{
+    snprintf(buf, len, "%s", src);
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    return buf;
+}
+
 static void derived(const gp_stats *s, double *mean, double *l2)
 {
     int64_t k = s->count - s->nan_count;
@@ -80,8 +90,10 @@ void gp_report_print(const gp_result *r, const gp_options *o)
                                   (long long)r->dims[d]);
         if (k < sizeof shape) snprintf(shape + k, sizeof shape - k, ", read flattened, row-major)");
     }
+    char fname[sizeof r->file], dname[sizeof r->dataset];
     printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld elements%s, %d rank%s, backend %s\n",
-           r->file, r->dataset, r->type_desc, gp_dtype_name(r->dtype), (long long)r->n, shape,
+           one_line(fname, sizeof fname, r->file), one_line(dname, sizeof dname, r->dataset),
+           r->type_desc, gp_dtype_name(r->dtype), (long long)r->n, shape,
            r->ranks, r->ranks == 1 ? "" : "s", r->backend);
     printf("  %-14s %lld\n", "count", (long long)r->stats.count);
     printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);

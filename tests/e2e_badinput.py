@@ -71,6 +71,8 @@ def bad_cases(fx):
         ("opaque", B, ["--dataset", "opaque"], 4, ["/opaque", "class opaque (2 bytes each", need]),
         ("array", B, ["--dataset", "array"], 4,
          ["/array", "class array (float64[3] per element", need]),
+        ("bitfield", B, ["--dataset", "bitfield"], 4,
+         ["/bitfield", "class bitfield (1 byte each", need]),
         # dataspaces
         ("scalar dataspace", B, ["--dataset", "scalar"], 4, ["/scalar", "scalar dataspace"]),
         ("null dataspace", B, ["--dataset", "null"], 4, ["/null", "null dataspace"]),
@@ -102,6 +104,16 @@ def bad_cases(fx):
          ["3 numeric datasets, choose one with --dataset", "/a", "/c", "/g/b"]),
         ("several numeric datasets and bad candidates", B, [], 4,
          ["numeric datasets, choose one with --dataset", "/target", "/unlim"]),
+        # paths of 1024 bytes and more: never passed over for another dataset
+        ("the one dataset's path too long", os.path.join(fx, "badinput_long1.h5"), [], 4,
+         ["the numeric dataset's path has 1024 bytes, more than the 1023 supported"]),
+        ("a dataset path too long beside a short one", os.path.join(fx, "badinput_long2.h5"),
+         [], 4, ["2 numeric datasets, choose one with --dataset", "(a path of 1085 bytes)",
+                 "/short"]),
+        ("--dataset too long", B, ["--dataset", "L" * 1100], 4, ["dataset name too long"]),
+        # a newline in a name keeps the error on one line
+        ("newline in a dataset name", B, ["--dataset", "nl\nmissing"], 4,
+         ["/nl?missing: no such dataset"]),
         # the checks that were there before
         ("missing file", os.path.join(fx, "badinput_nosuchfile.h5"), ["--dataset", "data"], 3,
          ["cannot open", "No such file or directory"]),
@@ -234,7 +246,49 @@ GOOD = [
     ("gzip chunks never written read as the fill value", "sparse_gzip"),
     ("empty 1-D dataset (valid: count 0)", "empty"),
     ("empty 2-D dataset (valid: count 0)", "empty2d"),
+    ("virtual dataset over two files (read serially on each rank)", "vds"),
+    ("virtual dataset with a missing source file (its part reads as the fill value)",
+     "vds_missing"),
 ]
+
+
+def check_types(args, fx, outdir, P):
+    """badinput_types.h5: without --dataset the candidates listed are the three numeric
+    arrays, not the scalar and the null dataset; bfloat16 is named so and read exactly; a
+    long double --out prints the float64 notice (also with --quiet) and holds np.sort of
+    the values rounded to float64."""
+    T = os.path.join(fx, "badinput_types.h5")
+    exe = os.path.join(args.bin, "gpuprim_mpi")
+    rj = os.path.join(outdir, "r.json")
+    out = os.path.join(outdir, "out.h5")
+    tag = f"np {P}: types"
+    rc, _, err, _ = run(args, P, [exe, T, "--quiet", "--backend", args.backend])
+    one_error(f"{tag}: candidates", rc, err, 4,
+              ["3 numeric datasets, choose one with --dataset: /data, /other/bf16, /other/ld"])
+    rc, so, err, _ = run(args, P, [exe, T, "--dataset", "other/bf16", "--no-sort", "--backend",
+                                   args.backend, "--json", rj])
+    first = so.splitlines()[0] if so else ""
+    check(rc == 0 and "(bfloat16 little-endian, read as f32)" in first,
+          f"{tag}: bfloat16: exit {rc}, summary {first!r}")
+    if rc == 0:
+        r = json.load(open(rj))
+        check(float(r["sum"]) == 2.75 and float(r["min"]) == -2.0 and float(r["max"]) == 3.0,
+              f"{tag}: bfloat16 sum/min/max {r['sum']} {r['min']} {r['max']}, want 2.75 -2 3")
+        os.remove(rj)
+    rc, _, err, _ = run(args, P, [exe, T, "--dataset", "other/ld", "--out", out, "--quiet",
+                                  "--backend", args.backend])
+    notes = [l for l in err.splitlines() if "notice:" in l and "rounded to float64" in l]
+    check(rc == 0 and len(notes) == 1, f"{tag}: long double --out: exit {rc}, notices {notes}")
+    if rc == 0:
+        with h5py.File(T, "r") as f:
+            ld = f["other/ld"][()]
+        with h5py.File(out, "r") as f:
+            got = f["other/ld"]
+            check(got.dtype == ld.dtype, f"{tag}: long double out type {got.dtype}")
+            want = np.sort(ld.astype(np.float64)).astype(ld.dtype)
+            check(np.array_equal(got[()], want), f"{tag}: long double out {got[()]}, want {want}")
+    for f in leftovers(outdir):
+        os.remove(os.path.join(outdir, f))
 
 
 def one_error(tag, rc, err, code, needles):
@@ -354,6 +408,7 @@ def main():
             check_bad(args, fx, outdir, P, name, path, opts, code, needles)
         for name, dset in GOOD:
             check_good(args, fx, outdir, P, name, dset)
+        check_types(args, fx, outdir, P)
         check_targets(args, fx, outdir, P)
     return summary()
 

@@ -189,7 +189,12 @@ def write_badinput(outdir):
     dangling soft link to a group), a soft link and external links that resolve (to
     badinput_ext.h5, named relatively), unlimited chunked 1-D and 2-D datasets written
     past their first extent (the 2-D one with chunks never written), chunked datasets with
-    unwritten chunks and a fill value (plain and gzip), and a group. The other files: badinput_none.h5 (no numeric
+    unwritten chunks and a fill value (plain and gzip), a group, a bitfield, and two
+    virtual datasets (over badinput_ext.h5 and badinput_vsrc.h5; over badinput_ext.h5 and
+    a missing file, whose part reads as the fill value). badinput_long1.h5 holds one
+    dataset whose path has 1024 bytes, badinput_long2.h5 one of 1085 bytes beside /short;
+    badinput_types.h5 holds /data beside a scalar and a null dataset, a bfloat16
+    /other/bf16 (1.5, -2, 0.25, 3) and a long double /other/ld (1, 1/3, 2/3). The other files: badinput_none.h5 (no numeric
     dataset), badinput_several.h5 (three numeric ones, one in a group), badinput_trunc.h5
     (cut in half), badinput_corrupt.h5 (garbage inside one gzip chunk), badinput_lzf.h5 (a
     filter the C library lacks) and badinput_text.h5 (not HDF5).
@@ -243,6 +248,47 @@ def write_badinput(outdir):
                              compression="gzip", fillvalue=-3)
         u[1000:2000] = np.arange(1000, dtype="<i2") - 500
         f.create_group("grp")
+        # a bitfield (h5py has no high-level dtype for it)
+        h5py.h5d.create(f.id, b"bitfield", h5py.h5t.STD_B8LE, h5py.h5s.create_simple((3,)))
+        # virtual datasets: over two files, and with one source file missing (fill value)
+        lay = h5py.VirtualLayout(shape=(12,), dtype="<i4")
+        lay[0:7] = h5py.VirtualSource("badinput_ext.h5", "data", shape=(7,))
+        lay[7:12] = h5py.VirtualSource("badinput_vsrc.h5", "x", shape=(5,))
+        f.create_virtual_dataset("vds", lay, fillvalue=-1)
+        lay = h5py.VirtualLayout(shape=(10,), dtype="<i4")
+        lay[0:7] = h5py.VirtualSource("badinput_ext.h5", "data", shape=(7,))
+        lay[7:10] = h5py.VirtualSource("badinput_vmissing.h5", "x", shape=(3,))
+        f.create_virtual_dataset("vds_missing", lay, fillvalue=-9)
+
+    with h5py.File(path("badinput_vsrc"), "w") as f:
+        f.create_dataset("x", data=np.array([40, -41, 42, 0, 13], dtype="<i4"))
+
+    # dataset paths of 1024 bytes and more: alone, and beside a short one
+    with h5py.File(path("badinput_long1"), "w") as f:
+        f.create_dataset("L" * 1023, data=np.arange(3.0))
+    with h5py.File(path("badinput_long2"), "w") as f:
+        f.create_dataset("short", data=np.arange(3.0))
+        g = f
+        for i in range(120):
+            g = g.create_group("grp%05d" % i)
+        g.create_dataset("deep", data=np.arange(4.0))
+
+    # the default dataset among a scalar and a null one (which are no candidates); a
+    # bfloat16 and a long double dataset
+    with h5py.File(path("badinput_types"), "w") as f:
+        f.create_dataset("data", data=np.array([2.5, -1.0, 4.0]))
+        f.create_dataset("scale", data=np.float64(3.0))
+        f.create_dataset("nul", data=h5py.Empty("<f8"))
+        bf = h5py.h5t.IEEE_F32LE.copy()
+        bf.set_fields(15, 7, 8, 0, 7)
+        bf.set_precision(16)
+        bf.set_size(2)
+        d = h5py.h5d.create(f.create_group("other").id, b"bf16", bf,
+                            h5py.h5s.create_simple((4,)))
+        # bfloat16 of 1.5, -2, 0.25, 3 (the top 16 bits of their float32)
+        bits = (np.array([1.5, -2.0, 0.25, 3.0], "<f4").view("<u4") >> 16).astype("<u2")
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, bits, mtype=bf)  # the raw bits
+        f.create_dataset("other/ld", data=np.array([3, 1, 2], dtype=np.longdouble) / 3)
 
     with h5py.File(path("badinput_none"), "w") as f:
         f.create_dataset("names", data=np.array([b"a", b"b"], dtype="S4"))

@@ -22,8 +22,8 @@
  * MPI process, checking:
  *   - an error is a clean one: code 3/4/5 as documented, a non-empty one-line message that
  *     names the file and the dataset asked for; what must fail does (missing or dangling,
- *     group, non-numeric class, scalar or null space, zero or several numeric datasets for
- *     the default), with GP_IO_EDATASET;
+ *     group, non-numeric class, scalar or null space, zero or several numeric array
+ *     datasets for the default, or its one with a path too long), with GP_IO_EDATASET;
  *   - what the README promises opens (any integer/float of <= 8 bytes, float16, long
  *     double, any rank, any layout, filters, zero elements) and reads: dims, element count
  *     = product of dims, element type as documented, every value equal to what was
@@ -836,24 +836,29 @@ static void run(spec *S, rd *r)
     char reqabs[LONGNAME + 200] = "";
     if (req && req[0]) snprintf(reqabs, sizeof reqabs, "%s%.64s", req[0] == '/' ? "" : "/", req);
 
-    /* the default: exactly one numeric dataset (the search skips paths it cannot hold) */
-    int ncand = 0, last = -1, unsure_default = 0;
+    /* the default: exactly one numeric array dataset (a scalar or null one is no
+     * candidate; one whose path is too long counts, and is then an error) */
+    int ncand = 0, last = -1;
     for (int i = 0; i < S->nds; i++)
-        if (S->d[i].numeric) {
+        if (S->d[i].numeric && S->d[i].sc == S_SIMPLE) {
             ncand++;
             last = i;
-            if (S->d[i].longname) unsure_default = 1;
         }
+    int aliased = 0; /* H5Ovisit may meet the one candidate under a hard alias first */
+    for (int k = 0; ncand == 1 && k < S->nlk; k++)
+        if (S->l[k].kind == K_HARD && S->l[k].target == last) aliased = 1;
     if (req) {
         t = resolve(S, req);
         needle = req[0] && t.kind != R_TOOLONG ? reqabs : NULL;
-    } else if (unsure_default) {
-        t = (target){R_UNSURE, -1, 0};
+    } else if (ncand == 1 && S->d[last].longname) {
+        if (aliased) t = (target){R_UNSURE, -1, 0}; /* the alias's path may be short */
+        else {
+            t = (target){R_MISSING, -1, 1};
+            needle = "path has";
+        }
     } else if (ncand == 1) {
         t = (target){R_DS, last, 1};
-        needle = S->d[last].path;
-        for (int k = 0; k < S->nlk; k++) /* H5Ovisit may meet it under an alias first */
-            if (S->l[k].kind == K_HARD && S->l[k].target == last) needle = NULL;
+        needle = aliased ? NULL : S->d[last].path;
     } else {
         t = (target){R_MISSING, -1, 1};
         needle = "numeric dataset";
