@@ -72,6 +72,9 @@ void gp_print_usage(void)
         "  --version          print the version and whether this build has the CUDA backend;\n"
         "                     exit 0\n"
         "\n"
+        "A FILE or DATASET value may not start with '-' (an option in its place means the value\n"
+        "is missing): write ./-q for a file named -q, /-q for a dataset named -q.\n"
+        "\n"
         "GPU binding: device = node-local rank mod the GPUs this rank sees (CUDA_VISIBLE_DEVICES;\n"
         "Slurm's --gpus-per-task=1 leaves one per rank). More ranks than GPUs on a node share\n"
         "them, with one warning. Times are wall-clock milliseconds, the maximum over ranks.\n"
@@ -138,6 +141,21 @@ static int parse_double(const char *s, double *out)
     return 0;
 }
 
+/* The value of a file option (--out, --json; what = "file", hint prefix "./") or a dataset
+ * option (--dataset, --x, --payload; "dataset", "/") must not start with '-': such a word is
+ * an option whose value was left out (--out -q, --json --verbose) far more often than a name,
+ * and taking it as a name would write a file "-q" or look for a dataset "/--verbose" at the
+ * end of the run. A name that starts with '-' is still reachable as ./-q or /-q. Returns 0,
+ * or GP_EXIT_USAGE with "OPTION VALUE: ..." in msg. */
+static int check_name_value(const char *opt, const char *val, const char *what,
+                            const char *prefix, char *msg, size_t msglen)
+{
+    if (val[0] != '-') return 0;
+    snprintf(msg, msglen, "%s %s: a %s name may not start with '-' (is the value missing? for "
+                          "a %s named %s, give %s%s)", opt, val, what, what, val, prefix, val);
+    return GP_EXIT_USAGE;
+}
+
 int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg, size_t msglen)
 {
     memset(o, 0, sizeof *o);
@@ -156,6 +174,12 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         }                                                                               \
         val = argv[++i];                                                                \
     } while (0)
+/* NEED_ARG for an option whose value names a file or a dataset (check_name_value) */
+#define NEED_NAME(what, prefix)                                                         \
+    do {                                                                                \
+        NEED_ARG();                                                                     \
+        if (check_name_value(arg, val, what, prefix, msg, msglen)) return GP_EXIT_USAGE; \
+    } while (0)
 
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *val = NULL;
@@ -166,9 +190,9 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             if (print) print_version();
             return -1;
         } else if (strcmp(arg, "--dataset") == 0) {
-            NEED_ARG(); o->dataset = val;
+            NEED_NAME("dataset", "/"); o->dataset = val;
         } else if (strcmp(arg, "--x") == 0) {
-            NEED_ARG(); o->xdataset = val;
+            NEED_NAME("dataset", "/"); o->xdataset = val;
         } else if (strcmp(arg, "--dx") == 0) {
             NEED_ARG();
             if (parse_double(val, &o->dx) || !isfinite(o->dx) || o->dx == 0.0) {
@@ -177,7 +201,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             }
             have_dx = 1;
         } else if (strcmp(arg, "--out") == 0) {
-            NEED_ARG(); o->out = val;
+            NEED_NAME("file", "./"); o->out = val;
         } else if (strcmp(arg, "--force") == 0) {
             o->force = 1;
         } else if (strcmp(arg, "--no-sort") == 0) {
@@ -189,11 +213,11 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         } else if (strcmp(arg, "--argsort") == 0) {
             o->argsort = 1;
         } else if (strcmp(arg, "--payload") == 0) {
-            NEED_ARG(); o->payload = val;
+            NEED_NAME("dataset", "/"); o->payload = val;
         } else if (strcmp(arg, "--reproducible") == 0) {
             o->reproducible = 1;
         } else if (strcmp(arg, "--json") == 0) {
-            NEED_ARG(); o->json = val;
+            NEED_NAME("file", "./"); o->json = val;
         } else if (strcmp(arg, "--progress") == 0) {
             o->progress = 1;
         } else if (strcmp(arg, "--no-progress") == 0) {
@@ -246,6 +270,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             o->file = arg;
         }
     }
+#undef NEED_NAME
 #undef NEED_ARG
 
     if (o->function_mode) {

@@ -136,6 +136,18 @@ def bad_cases(fx):
         ("--dataset without a value", B, ["--dataset"], 2, ["--dataset", "needs a value"]),
         ("--out is the input", B, ["--dataset", "target", "--out", B, "--force"], 2,
          ["is the input file"]),
+        # an option (or any word that starts with '-') where a name belongs: the value is
+        # missing; refused before anything is written (a file "-q" would be left here)
+        ("--out followed by an option", B, ["--dataset", "target", "--out", "-q"], 2,
+         ["--out -q:", "may not start with '-'", "give ./-q"]),
+        ("--json followed by an option", B, ["--dataset", "target", "--json", "--verbose"], 2,
+         ["--json --verbose:", "give ./--verbose"]),
+        ("--out of a name that starts with '-'", B, ["--dataset", "target", "--out", "-o.h5"], 2,
+         ["--out -o.h5:", "give ./-o.h5"]),
+        ("--dataset followed by an option", B, ["--dataset", "--quiet"], 2,
+         ["--dataset --quiet:", "give /--quiet"]),
+        ("--payload followed by an option", B, ["--dataset", "target", "--payload", "--argsort"],
+         2, ["--payload --argsort:", "give /--argsort"]),
     ]
     if os.geteuid() != 0:
         noread = os.path.join(fx, "badinput_noread.h5")
@@ -342,6 +354,16 @@ def check_targets(args, fx, outdir, P):
     one_error(f"np {P}: --payload inside the argsort's path", rc, err, 4,
               ["/a_argsort/x", "not inside or above"])
     check(not os.path.exists(os.path.join(d, "c.h5")), f"np {P}: payload clash: no output")
+    # names that start with '-', spelled as the usage error suggests: ./-q and /-q
+    with h5py.File(coll, "a") as f:
+        f["-q"] = y[:1000]
+    rc, _, err, _ = run(args, P, [exe, coll, "--quiet", "--backend", args.backend, "--dataset",
+                                  "/-q", "--out", "./-q"])
+    if check(rc == 0, f"np {P}: --dataset /-q --out ./-q: exit {rc}; {err.strip()[-300:]!r}"):
+        with h5py.File("./-q", "r") as f:
+            check(np.array_equal(f["-q"][()], np.sort(y[:1000])), f"np {P}: ./-q: sorted output")
+    if os.path.exists("./-q"):
+        os.remove("./-q")
     check(os.path.islink(link) and open(keep, "rb").read() == b"not ours",
           f"np {P}: the symbolic link and its target are untouched")
     check(os.path.exists(fifo) and not os.path.isfile(fifo), f"np {P}: the FIFO is still a FIFO")

@@ -10,7 +10,8 @@
  *     it is the prefix of the full message);
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite with a < b,
  *     dx finite and non-zero, the file / function mode rules, the --out / --no-sort /
- *     --argsort / --payload / --x / --dx combinations;
+ *     --argsort / --payload / --x / --dx combinations; no value of --out, --json,
+ *     --dataset, --x or --payload starts with '-';
  *   - every string in the result is one of the argv words (no copies, no pointers into the
  *     middle of one), and parsing again gives the same result (no hidden state).
  * With the first byte odd it parses with print = 1 (--help / --version text to stdout;
@@ -191,6 +192,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const char *strs[] = {o.file, o.dataset, o.xdataset, o.out, o.json, o.payload};
         for (size_t k = 0; k < sizeof strs / sizeof strs[0]; k++)
             CHECK(!strs[k] || is_word(strs[k], argc, argv), "string %zu is not an argv word", k);
+        /* a file or dataset name never starts with '-' (an option taken as a value) */
+        for (size_t k = 1; k < sizeof strs / sizeof strs[0]; k++)
+            CHECK(!strs[k] || strs[k][0] != '-', "name %s taken as a value", strs[k]);
         /* the same answer as the model of the command line's shape */
         model m;
         shape(argc, argv, &m);
