@@ -32,7 +32,7 @@ void gp_print_usage(void)
         "  --out FILE         write the globally sorted data: one 1-D dataset, same path and\n"
         "                     stored type as the input; written under a temporary name and\n"
         "                     renamed when every rank succeeded (default: none)\n"
-        "  --force            overwrite an existing --out file (default: off)\n"
+        "  --force            overwrite an existing --out file (needs --out; default: off)\n"
         "  --no-sort          statistics and integral only; no sort, no --out (default: off)\n"
         "  --descending       sort largest first; NaNs still last, +0.0 before -0.0 (default:\n"
         "                     ascending)\n"
@@ -278,8 +278,8 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             snprintf(msg, msglen, "--function integrates a built-in f(x): give no input file");
             return GP_EXIT_USAGE;
         }
-        if (o->out || o->xdataset || o->dataset || have_dx) {
-            snprintf(msg, msglen, "--function does not take --out, --x, --dataset or --dx");
+        if (o->out || o->force || o->xdataset || o->dataset || have_dx) {
+            snprintf(msg, msglen, "--function does not take --out, --force, --x, --dataset or --dx");
             return GP_EXIT_USAGE;
         }
         if (o->descending || o->stable || o->argsort || o->payload || o->reproducible) {
@@ -320,6 +320,12 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         if ((o->argsort || o->payload) && !o->out) {
             snprintf(msg, msglen, "%s writes a dataset of --out: give --out FILE",
                      o->argsort ? "--argsort" : "--payload");
+            return GP_EXIT_USAGE;
+        }
+        /* --force governs --out only (an existing --json report is replaced without it) */
+        if (o->force && !o->out) {
+            snprintf(msg, msglen, "--force lets --out replace an existing file: give --out FILE, "
+                                  "or leave --force out");
             return GP_EXIT_USAGE;
         }
     }

@@ -339,10 +339,15 @@ def check_targets(args, fx, outdir, P):
         ("--json is the input", ["--json", src], 2, ["--json", "is the input file"]),
         ("--json is --out", ["--out", os.path.join(d, "o.h5"), "--json",
                              os.path.join(d, ".", "o.h5")], 2, ["is the --out file"]),
+        # --force governs --out only: alone, or with --json, it is a usage error
+        ("--force without --out", ["--force"], 2, ["--force", "give --out FILE"]),
+        ("--force with --json only", ["--force", "--json", os.path.join(d, "f.json")], 2,
+         ["--force", "give --out FILE"]),
     ]
     for name, opts, code, needles in refuse:
         rc, _, err, _ = run(args, P, base + opts)
         one_error(f"np {P}: {name}", rc, err, code, needles)
+    check(not os.path.exists(os.path.join(d, "f.json")), f"np {P}: --force --json: no report")
     # a payload whose output path lies inside the argsort's: exit 4, nothing written
     coll = os.path.join(d, "coll.h5")
     with h5py.File(coll, "w") as f:

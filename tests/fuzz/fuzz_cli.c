@@ -9,8 +9,8 @@
  *   - an error is a non-empty one-line message that fits msglen (also a tiny msglen, where
  *     it is the prefix of the full message);
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite with a < b,
- *     dx finite and non-zero, the file / function mode rules, the --out / --no-sort /
- *     --argsort / --payload / --x / --dx combinations; no value of --out, --json,
+ *     dx finite and non-zero, the file / function mode rules, the --out / --force /
+ *     --no-sort / --argsort / --payload / --x / --dx combinations; no value of --out, --json,
  *     --dataset, --x or --payload starts with '-';
  *   - every string in the result is one of the argv words (no copies, no pointers into the
  *     middle of one), and parsing again gives the same result (no hidden state).
@@ -219,7 +219,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   (long long)o.n, (long long)want);
         }
         if (o.function_mode) {
-            CHECK(!o.file && !o.out && !o.xdataset && !o.dataset, "file-mode input in function mode");
+            CHECK(!o.file && !o.out && !o.force && !o.xdataset && !o.dataset,
+                  "file-mode input or output in function mode");
             CHECK((int)o.func >= 0 && (int)o.func < GP_NFUNCS, "func %d", (int)o.func);
             CHECK(isfinite(o.a) && isfinite(o.b) && o.a < o.b && isfinite(o.b - o.a), "a %g b %g",
                   o.a, o.b);
@@ -236,6 +237,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(!(o.no_sort && (o.descending || o.stable || o.argsort || o.payload)),
                   "sort options with --no-sort");
             CHECK(!((o.argsort || o.payload) && !o.out), "--argsort/--payload without --out");
+            CHECK(!(o.force && !o.out), "--force without --out");
             CHECK(o.file[0] != '-' || o.file[1] == '\0', "file %s looks like an option", o.file);
         }
     }
