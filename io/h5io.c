@@ -1084,9 +1084,17 @@ int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_ty
     return gp_h5_write_many(comm, path, &d, 1, n_total, off, cnt, force, msg, msglen);
 }
 
-int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
-                     int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
-                     size_t msglen)
+/* The file gp_h5_write_many_staged finished and left under its temporary name (rank 0;
+ * the name is g_tmp_path, still guarded against signals): its target, and whether there
+ * is one. */
+static char g_staged_path[GP_H5_PATHLEN];
+static int g_staged;
+
+/* gp_h5_write_many; with `stage` a finished file stays under its temporary name for
+ * gp_h5_publish or gp_h5_discard. */
+static int write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
+                      int64_t n_total, int64_t off, int64_t cnt, int force, int stage,
+                      char *msg, size_t msglen)
 {
     gp_err e;
     int rank = 0, created = 0;
@@ -1123,6 +1131,8 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
                      "%s: %s: the stored type must be an integer or float type", P, D);
         }
     }
+    if (!e.rc && stage && g_staged)
+        fail(&e, GP_IO_EWRITE, "%s: another file is staged already (%s)", P, g_staged_path);
     if (agree(comm, &e, GP_IO_EWRITE)) goto done;
     check_tiling(comm, P, n_total, off, cnt, &e);
     if (agree(comm, &e, GP_IO_EWRITE)) goto done;
@@ -1216,8 +1226,12 @@ close:
         fail(&e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, tmp, h5_reason().desc);
     agree(comm, &e, GP_IO_EWRITE);
 
-    /* rank 0 publishes the file, or removes the temporary one */
-    if (rank == 0 && created) {
+    /* rank 0 publishes the file (or, staging, keeps it and its signal guard for
+     * gp_h5_publish), or removes the temporary one */
+    if (rank == 0 && created && !e.rc && stage) {
+        snprintf(g_staged_path, sizeof g_staged_path, "%s", path);
+        g_staged = 1;
+    } else if (rank == 0 && created) {
         if (!e.rc && rename(tmp, path) != 0)
             fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", path, tmp,
                  strerror(errno));
@@ -1231,4 +1245,50 @@ close:
     agree(comm, &e, GP_IO_EWRITE);
 done:
     return finish(&e, msg, msglen);
+}
+
+int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
+                     int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
+                     size_t msglen)
+{
+    return write_many(comm, path, ds, nds, n_total, off, cnt, force, 0, msg, msglen);
+}
+
+int gp_h5_write_many_staged(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
+                            int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
+                            size_t msglen)
+{
+    return write_many(comm, path, ds, nds, n_total, off, cnt, force, 1, msg, msglen);
+}
+
+int gp_h5_publish(char *msg, size_t msglen)
+{
+    gp_err e;
+    memset(&e, 0, sizeof e);
+    if (!g_staged) return finish(&e, msg, msglen);
+    if (rename(g_tmp_path, g_staged_path) != 0) {
+        fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", g_staged_path, g_tmp_path,
+             strerror(errno));
+        if (unlink(g_tmp_path) != 0 && errno != ENOENT) {
+            size_t l = strlen(e.text);
+            snprintf(e.text + l, sizeof e.text - l, "; could not remove %s (%s)", g_tmp_path,
+                     strerror(errno));
+        }
+    }
+    g_staged = 0;
+    tmp_guard(g_tmp_path, 0);
+    return finish(&e, msg, msglen);
+}
+
+void gp_h5_discard(char *msg, size_t msglen)
+{
+    if (!g_staged) return;
+    if (unlink(g_tmp_path) != 0 && errno != ENOENT && msg && msglen) {
+        size_t l = strnlen(msg, msglen);
+        if (l + 1 < msglen)
+            snprintf(msg + l, msglen - l, "; could not remove %s (%s)", g_tmp_path,
+                     strerror(errno));
+    }
+    g_staged = 0;
+    tmp_guard(g_tmp_path, 0);
 }

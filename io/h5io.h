@@ -114,4 +114,25 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
                      int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
                      size_t msglen);
 
+/* gp_h5_write_many, except that rank 0 does not rename the finished file: it stays under
+ * its temporary name (and is still removed by SIGINT, SIGTERM or SIGHUP) until rank 0
+ * calls gp_h5_publish or gp_h5_discard. So a program that writes another output too (a
+ * report) can finish that first and publish both or neither. One file at a time may be
+ * staged. Collective; the same checks and error codes; on failure nothing is staged and
+ * nothing is left behind. */
+int gp_h5_write_many_staged(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
+                            int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
+                            size_t msglen);
+
+/* Renames the file staged by gp_h5_write_many_staged to its path (rank 0; not collective:
+ * the caller shares the outcome). Returns 0, also when nothing is staged (other ranks), or
+ * GP_IO_EWRITE with "PATH: cannot rename TMP to it (reason)" in msg, the temporary file
+ * then removed. Either way nothing is staged afterwards. */
+int gp_h5_publish(char *msg, size_t msglen);
+
+/* Removes the file staged by gp_h5_write_many_staged, if any (not collective; a no-op
+ * where nothing is staged). Called on a failing path, it appends "; could not remove TMP
+ * (reason)" to the error in msg (msglen bytes; msg may be NULL) when the removal fails. */
+void gp_h5_discard(char *msg, size_t msglen);
+
 #endif /* GP_H5IO_H */

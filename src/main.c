@@ -1,11 +1,56 @@
 /* main.c — gpuprim_mpi: GPU data-parallel primitives over an HDF5 dataset on many ranks. */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "h5io.h"
 #include "pipeline.h"
 #include "progress.h"
+
+/* Removes the temporary file tmp on a failing path; if that fails, says so after msg. */
+static void remove_tmp(const char *tmp, char *msg, size_t msglen)
+{
+    if (unlink(tmp) == 0 || errno == ENOENT) return;
+    size_t l = strnlen(msg, msglen);
+    if (l + 1 < msglen)
+        snprintf(msg + l, msglen - l, "; could not remove %s (%s)", tmp, strerror(errno));
+}
+
+/* Rank 0, after a successful run: the --out file (left under its temporary name by
+ * gp_run_file) and the --json report appear both or neither. The report is written to its
+ * temporary name first, then --out is renamed to its name, then the report; a failure at
+ * any step removes both temporary files, and a failed rename of the report also the --out
+ * file renamed just before. Returns 0 or GP_EXIT_WRITE with msg set. */
+static int publish_outputs(const gp_result *res, const gp_options *o, char *msg, size_t msglen)
+{
+    char jtmp[1100] = "";
+    if (o->json && gp_report_json_stage(res, o, o->json, jtmp, sizeof jtmp) != 0) {
+        snprintf(msg, msglen, "%s: cannot write the JSON report (%s)", o->json, strerror(errno));
+        gp_h5_discard(msg, msglen);
+        return GP_EXIT_WRITE;
+    }
+    if (gp_h5_publish(msg, msglen) != 0) {
+        if (jtmp[0]) remove_tmp(jtmp, msg, msglen);
+        return GP_EXIT_WRITE;
+    }
+    if (jtmp[0] && rename(jtmp, o->json) != 0) {
+        snprintf(msg, msglen, "%s: cannot write the JSON report (%s)", o->json, strerror(errno));
+        remove_tmp(jtmp, msg, msglen);
+        /* a successful run with --out has just published it: undo that */
+        if (o->out) {
+            size_t l = strlen(msg);
+            if (unlink(o->out) == 0)
+                snprintf(msg + l, msglen - l, "; removed %s", o->out);
+            else
+                snprintf(msg + l, msglen - l, "; %s is left (cannot remove it: %s)", o->out,
+                         strerror(errno));
+        }
+        return GP_EXIT_WRITE;
+    }
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -45,11 +90,8 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         if (rc == 0 || rc == GP_EXIT_VERIFY) gp_report_print(&res, &o);
-        if (rc == 0 && o.json && gp_report_json(&res, &o, o.json) != 0) {
-            snprintf(msg, sizeof msg, "%s: cannot write the JSON report (%s)", o.json,
-                     strerror(errno));
-            rc = GP_EXIT_WRITE;
-        }
+        if (rc == 0) rc = publish_outputs(&res, &o, msg, sizeof msg);
+        else gp_h5_discard(msg, sizeof msg); /* nothing is staged after a failed run */
         if (rc != 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);

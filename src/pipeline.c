@@ -912,7 +912,8 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             FAULT("write", GP_EXIT_WRITE);
             err = gp_agree(comm, err, msg, msglen);
             if (!err)
-                err = gp_h5_write_many(comm, o->out, ds, nds, N, woff, nk, o->force, msg, msglen);
+                err = gp_h5_write_many_staged(comm, o->out, ds, nds, N, woff, nk, o->force, msg,
+                                              msglen);
             if (pin_open) gp_h5_close(&pin);
             free(hpay);
             free(psorted);

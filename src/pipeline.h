@@ -94,6 +94,9 @@ int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msgle
 
 /* Runs the file job (read → stats → integral → sort → exchange → verify → write).
  * Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+ * With --out the file is written but left under its temporary name
+ * (gp_h5_write_many_staged): rank 0 then renames it with gp_h5_publish, once the other
+ * outputs (the --json report) are complete, or removes it with gp_h5_discard.
  *
  * Memory (README "Limits"): before allocating, every rank asks be->mem_info for the free
  * device memory and counts 1/res->mem_share of it, less a margin of 1/8 (at most 512 MiB),
@@ -135,10 +138,13 @@ void gp_report_print(const gp_result *r, const gp_options *o);
 /* Prints the rank / host / local rank / device / name / PCI bus id / CUDA_VISIBLE_DEVICES
  * table (collective; rank 0 prints). */
 void gp_report_binding(MPI_Comm comm, const gp_binding *b);
-/* Writes the JSON report to path (rank 0): version, ranks, backend, the options, the
- * binding of every rank (r->bindings), the results and the phase times. Returns 0 or -1
- * with errno. */
-int gp_report_json(const gp_result *r, const gp_options *o, const char *path);
+/* Writes the JSON report for path (rank 0): version, ranks, backend, the options, the
+ * binding of every rank (r->bindings), the results and the phase times, complete, under a
+ * temporary name beside path (DIR/.gpuprim.PID.json.tmp), which it puts in tmp (tmplen
+ * bytes); the caller renames tmp to path, or removes it. Returns 0, or -1 with errno and
+ * tmp "" (no file left). */
+int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *path, char *tmp,
+                         size_t tmplen);
 /* 1 when the JSON report can be written to path (an existing writable file, or a new name
  * in a writable folder); else 0 with "PATH: cannot write the JSON report (reason)" in msg.
  * Creates nothing. Not collective. */

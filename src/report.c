@@ -267,24 +267,33 @@ int gp_json_path_ok(const char *path, char *msg, size_t msglen)
 
 static int report_json_to(FILE *f, const gp_result *r, const gp_options *o);
 
-/* Written under a temporary name beside the target and renamed when complete, so that a
- * failed write (a full disk) leaves no partial report; errno is kept for the caller. */
-int gp_report_json(const gp_result *r, const gp_options *o, const char *path)
+/* Written under a temporary name beside the target, which the caller renames when every
+ * output is complete, so that a failed write (a full disk) leaves no partial report; errno
+ * is kept for the caller. */
+int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *path, char *tmp,
+                         size_t tmplen)
 {
-    char tmp[1100];
     const char *slash = strrchr(path, '/');
-    if (snprintf(tmp, sizeof tmp, "%.*s.gpuprim.%ld.json.tmp", slash ? (int)(slash - path) + 1 : 0,
-                 path, (long)getpid()) >= (int)sizeof tmp) {
+    if (tmplen == 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (snprintf(tmp, tmplen, "%.*s.gpuprim.%ld.json.tmp", slash ? (int)(slash - path) + 1 : 0,
+                 path, (long)getpid()) >= (int)tmplen) {
+        tmp[0] = '\0';
         errno = ENAMETOOLONG;
         return -1;
     }
     FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
+    if (!f) {
+        tmp[0] = '\0';
+        return -1;
+    }
     int rc = report_json_to(f, r, o);
-    if (rc == 0 && rename(tmp, path) != 0) rc = -1;
     if (rc != 0) {
         const int saved = errno;
         unlink(tmp);
+        tmp[0] = '\0';
         errno = saved;
     }
     return rc;

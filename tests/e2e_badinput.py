@@ -315,7 +315,8 @@ def check_targets(args, fx, outdir, P):
     """Output targets: what --out and --json must refuse before any work (a FIFO, a
     symbolic link, a device, the input as --json, --json and --out naming one file), and
     what they must write (a 250-byte file name, a 600-byte path); then a full disk (a
-    64 KiB tmpfs, where mount works): exit 6 naming the reason, nothing left."""
+    64 KiB tmpfs, where mount works) for --out, for --json, and for --json after an --out
+    elsewhere was written: exit 6 naming the reason, nothing left (no --out either)."""
     d = os.path.join(outdir, "targets")
     os.makedirs(d)
     src = os.path.join(d, "in.h5")
@@ -395,9 +396,13 @@ def check_targets(args, fx, outdir, P):
         print(f"note: np {P}: the full-disk case is skipped (cannot mount a tmpfs: "
               f"{(m.stderr or m.stdout).strip()[:120]})")
     else:
+        # the last case: --out is written (elsewhere) before the report fails on the full
+        # disk; the run fails, so --out must not appear either
+        good_out = os.path.join(d, "o_ok.h5")
         try:
             for opts in (["--out", os.path.join(full, "o.h5")],
-                         ["--no-sort", "--json", os.path.join(full, "r.json")]):
+                         ["--no-sort", "--json", os.path.join(full, "r.json")],
+                         ["--out", good_out, "--json", os.path.join(full, "r.json")]):
                 if "--json" in opts:  # fill it, so that the report cannot be written
                     with open(os.path.join(full, "fill"), "wb") as f:
                         try:
@@ -408,6 +413,8 @@ def check_targets(args, fx, outdir, P):
                 one_error(f"np {P}: full disk {opts[-2]}", rc, err, 6, ["No space left on device"])
                 left = [f for f in os.listdir(full) if f != "fill"]
                 check(not left, f"np {P}: full disk {opts[-2]}: files left: {left}")
+            left = [f for f in os.listdir(d) if f == "o_ok.h5" or ".tmp" in f]
+            check(not left, f"np {P}: full disk --json after a good --out: files left: {left}")
         finally:
             subprocess.run(["umount", full])
     shutil.rmtree(d)

@@ -606,6 +606,55 @@ static void test_write_errors(void)
     check(tmp_left() == 0, "no temporary files at the end");
 }
 
+/* gp_h5_write_many_staged leaves the finished file under its temporary name until rank 0
+ * publishes it (gp_h5_publish) or removes it (gp_h5_discard); one staged file at a time. */
+static void test_staged(void)
+{
+    char p[1200], q[1200], tmp[1200], msg[MSG];
+    double v[64];
+    int64_t off, cnt;
+    for (int i = 0; i < 64; i++) v[i] = 2.0 * i;
+    snprintf(p, sizeof p, "%s/staged.h5", scratch);
+    snprintf(q, sizeof q, "%s/staged2.h5", scratch);
+    long pid0 = (long)getpid(); /* the temporary name is rank 0's */
+    MPI_Bcast(&pid0, 1, MPI_LONG, 0, W);
+    snprintf(tmp, sizeof tmp, "%s/.gpuprim.%ld.tmp", scratch, pid0);
+    gp_shard_range(64, nranks, rank, &off, &cnt);
+    const gp_h5_outds d = {"/s", H5I_INVALID_HID, GP_F64, v + off};
+
+    int rc = gp_h5_write_many_staged(W, p, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
+    if (rc) why("staged: %s", msg);
+    check(rc == 0 && !exists(p) && exists(tmp), "staged write: only the temporary file exists");
+    /* a second one while the first is staged: refused, the first kept */
+    rc = gp_h5_write_many_staged(W, q, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
+    expect_fail("a second staged write", rc, GP_IO_EWRITE, msg, "staged already", (char *)NULL);
+    check(!exists(q) && exists(tmp), "the second staged write left nothing, the first is kept");
+    rc = rank == 0 ? gp_h5_publish(msg, sizeof msg) : 0;
+    if (rc) why("publish: %s", msg);
+    check(rc == 0 && exists(p) && !exists(tmp), "publish renames it to its path");
+    gp_h5_input in;
+    int rc2 = gp_h5_open(W, p, NULL, &in, msg, sizeof msg);
+    int ok = rc2 == 0 && in.n == 64 && strcmp(in.dataset, "/s") == 0;
+    if (rc2 == 0) {
+        double got[64];
+        ok = ok && gp_h5_read(W, &in, NULL, GP_F64, off, cnt, got, msg, sizeof msg) == 0 &&
+             memcmp(got, v + off, (size_t)cnt * 8) == 0;
+        gp_h5_close(&in);
+    }
+    check(ok, "the published file reads back");
+    rc = rank == 0 ? gp_h5_publish(msg, sizeof msg) : 0;
+    check(rc == 0 && (rank != 0 || msg[0] == '\0'), "publish with nothing staged: 0, no message");
+
+    /* discarded: nothing left, and the next staged write is allowed again */
+    rc = gp_h5_write_many_staged(W, q, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
+    if (rc) why("staged 2: %s", msg);
+    if (rank == 0) gp_h5_discard(msg, sizeof msg);
+    MPI_Barrier(W);
+    check(rc == 0 && !exists(q) && !exists(tmp), "discard removes the staged file");
+    if (rank == 0) gp_h5_discard(NULL, 0); /* nothing staged: a no-op */
+    check(tmp_left() == 0, "no temporary files after the staged writes");
+}
+
 /* ---- main ------------------------------------------------------------------------------- */
 
 static void rm_scratch(void)
@@ -693,6 +742,7 @@ int main(int argc, char **argv)
     test_read_errors();
     test_write();
     test_write_errors();
+    test_staged();
 
     /* every file, dataset and group that gp_h5_* opened (error paths included) is closed */
     ssize_t open_objs = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
