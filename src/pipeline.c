@@ -571,6 +571,32 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     res->dx = o->dx;
     res->out = o->out;
 
+    /* --payload: opened and checked now, before any work (it is written last): the same
+     * element count, and an output path apart from the data's and the argsort's; kept open
+     * for the write */
+    gp_h5_input pin;
+    int pin_open = 0;
+    char argsort_dset[sizeof res->argsort_dset] = "";
+    if (o->argsort) snprintf(argsort_dset, sizeof argsort_dset, "%s_argsort", in.dataset);
+    if (o->payload) {
+        err = gp_h5_open(comm, o->file, o->payload, &pin, msg, msglen);
+        pin_open = !err;
+        if (!err && (pin.n != N || name_clash(pin.dataset, in.dataset) ||
+                     name_clash(pin.dataset, argsort_dset))) {
+            err = GP_EXIT_DATASET;
+            snprintf(msg, msglen, "%s: --payload %s: %s", o->file, pin.dataset,
+                     pin.n != N ? "needs the same element count as the data"
+                                : "must be another dataset than the data and its "
+                                  "argsort, and not inside or above either in the output "
+                                  "file's paths");
+        }
+        if (err) { /* the same on every rank: gp_h5_open agrees, pin and in are alike */
+            if (pin_open) gp_h5_close(&pin);
+            gp_h5_close(&in);
+            return err;
+        }
+    }
+
     const int sorting = !o->no_sort;
     /* a stored float wider than 8 bytes (long double, quad) is sorted as float64, so --out,
      * written in the stored type, holds values rounded to float64 */
@@ -871,37 +897,22 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             int64_t woff = (int64_t)rank * m < N ? (int64_t)rank * m : N;
             gp_h5_outds ds[3] = {{in.dataset, in.ftype, dt, host}};
             int nds = 1;
-            gp_h5_input pin;
             void *hpay = NULL, *psorted = NULL;
-            int pin_open = 0;
             if (pairs) BE_CALL("download positions", be->download(hval, dval, (size_t)nk * 8));
             err = gp_agree(comm, err, msg, msglen);
             if (!err && o->argsort) {
-                snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s_argsort", in.dataset);
+                snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s", argsort_dset);
                 ds[nds++] = (gp_h5_outds){res->argsort_dset, H5I_INVALID_HID, GP_I64, hval};
             }
-            if (!err && o->payload) {
-                err = gp_h5_open(comm, o->file, o->payload, &pin, msg, msglen);
-                pin_open = !err;
-                if (!err && (pin.n != N || name_clash(pin.dataset, in.dataset) ||
-                             name_clash(pin.dataset, res->argsort_dset))) {
-                    err = GP_EXIT_DATASET;
-                    snprintf(msg, msglen, "%s: --payload %s: %s", o->file, pin.dataset,
-                             pin.n != N ? "needs the same element count as the data"
-                                        : "must be another dataset than the data and its "
-                                          "argsort, and not inside or above either in the output "
-                                          "file's paths");
+            if (!err && o->payload) { /* opened and checked at the start */
+                const size_t psz = gp_dtype_size(pin.dtype);
+                hpay = malloc((size_t)(cnt > 0 ? cnt : 1) * psz);
+                psorted = malloc((size_t)(nk > 0 ? nk : 1) * psz);
+                if (!hpay || !psorted) {
+                    err = GP_EXIT_FAIL;
+                    snprintf(msg, msglen, "rank %d: --payload: out of host memory", rank);
                 }
-                const size_t psz = pin_open ? gp_dtype_size(pin.dtype) : 1;
-                if (!err) {
-                    hpay = malloc((size_t)(cnt > 0 ? cnt : 1) * psz);
-                    psorted = malloc((size_t)(nk > 0 ? nk : 1) * psz);
-                    if (!hpay || !psorted) {
-                        err = GP_EXIT_FAIL;
-                        snprintf(msg, msglen, "rank %d: --payload: out of host memory", rank);
-                    }
-                    err = gp_agree(comm, err, msg, msglen);
-                }
+                err = gp_agree(comm, err, msg, msglen);
                 if (!err) err = gp_h5_read(comm, &pin, NULL, pin.dtype, off, cnt, hpay, msg, msglen);
                 if (!err) err = gather_by_index(comm, N, hval, nk, hpay, psz, psorted, msg, msglen);
                 if (!err) {
@@ -914,7 +925,6 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
             if (!err)
                 err = gp_h5_write_many_staged(comm, o->out, ds, nds, N, woff, nk, o->force, msg,
                                               msglen);
-            if (pin_open) gp_h5_close(&pin);
             free(hpay);
             free(psorted);
         }
@@ -930,6 +940,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     if (dvrecv) be->free(dvrecv);
     if (dev) be->free(dev);
     if (drecv) be->free(drecv);
+    if (pin_open) gp_h5_close(&pin);
     gp_h5_close(&in);
 
     t[GP_PH_TOTAL] = now() - t0;

@@ -97,6 +97,9 @@ int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msgle
  * With --out the file is written but left under its temporary name
  * (gp_h5_write_many_staged): rank 0 then renames it with gp_h5_publish, once the other
  * outputs (the --json report) are complete, or removes it with gp_h5_discard.
+ * --payload is opened right after the input and checked before any work (the same element
+ * count; an output path apart from the data's and the argsort's: name_clash), exit
+ * GP_EXIT_DATASET; gp_check_outputs cannot, as the data's path may need the input's search.
  *
  * Memory (README "Limits"): before allocating, every rank asks be->mem_info for the free
  * device memory and counts 1/res->mem_share of it, less a margin of 1/8 (at most 512 MiB),

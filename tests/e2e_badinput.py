@@ -31,12 +31,13 @@ import h5_fixtures  # noqa: E402  (the independent writer of the inputs)
 from e2e_common import arg_parser, check, run_mpi, summary  # noqa: E402
 
 
-def run(args, P, cmd):
-    """Runs cmd under mpirun with P ranks; returns (rc, stdout, stderr, seconds); rc None
-    when it ran past --limit (run_mpi then kills mpirun and every rank)."""
+def run(args, P, cmd, env=None):
+    """Runs cmd under mpirun with P ranks (env: the environment, default ours); returns
+    (rc, stdout, stderr, seconds); rc None when it ran past --limit (run_mpi then kills
+    mpirun and every rank)."""
     t0 = time.time()
     try:
-        p = run_mpi(args, P, cmd, timeout=args.limit)
+        p = run_mpi(args, P, cmd, timeout=args.limit, env=env)
     except subprocess.TimeoutExpired:
         return None, "", "", time.time() - t0
     return p.returncode, p.stdout, p.stderr, p.seconds
@@ -349,14 +350,17 @@ def check_targets(args, fx, outdir, P):
         rc, _, err, _ = run(args, P, base + opts)
         one_error(f"np {P}: {name}", rc, err, code, needles)
     check(not os.path.exists(os.path.join(d, "f.json")), f"np {P}: --force --json: no report")
-    # a payload whose output path lies inside the argsort's: exit 4, nothing written
+    # a payload whose output path lies inside the argsort's: exit 4, nothing written, and
+    # found before the work: an injected failure of rank 0's read (GPUPRIM_FAULT, exit 5)
+    # must not be reached
     coll = os.path.join(d, "coll.h5")
     with h5py.File(coll, "w") as f:
         f["a"] = y[:1000]
         f.create_group("a_argsort")["x"] = np.arange(1000)
     rc, _, err, _ = run(args, P, [exe, coll, "--quiet", "--backend", args.backend, "--dataset", "a",
                                   "--argsort", "--payload", "/a_argsort/x", "--out",
-                                  os.path.join(d, "c.h5")])
+                                  os.path.join(d, "c.h5")],
+                        env=dict(os.environ, GPUPRIM_FAULT="0:read"))
     one_error(f"np {P}: --payload inside the argsort's path", rc, err, 4,
               ["/a_argsort/x", "not inside or above"])
     check(not os.path.exists(os.path.join(d, "c.h5")), f"np {P}: payload clash: no output")
