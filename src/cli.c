@@ -144,8 +144,8 @@ static int parse_double(const char *s, double *out)
 /* The value of a file option (--out, --json; what = "file", hint prefix "./") or a dataset
  * option (--dataset, --x, --payload; "dataset", "/") must not start with '-': such a word is
  * an option whose value was left out (--out -q, --json --verbose) far more often than a name,
- * and taking it as a name would write a file "-q" or look for a dataset "/--verbose" at the
- * end of the run. A name that starts with '-' is still reachable as ./-q or /-q. Returns 0,
+ * and taking it as a name would write a file "-q" at the end of the run or look for a
+ * dataset "/--verbose". A name that starts with '-' is still reachable as ./-q or /-q. Returns 0,
  * or GP_EXIT_USAGE with "OPTION VALUE: ..." in msg. */
 static int check_name_value(const char *opt, const char *val, const char *what,
                             const char *prefix, char *msg, size_t msglen)

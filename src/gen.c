@@ -191,6 +191,12 @@ static int parse_args(int argc, char **argv, opts *o, char *err, size_t errlen)
                              GP_H5_PATHLEN - 1);
                     return EXIT_USAGE;
                 }
+                if (val[0] == '-') { /* --dataset --force: the value was left out */
+                    snprintf(err, errlen, "--dataset %.64s: a dataset name may not start with '-' "
+                                          "(is the value missing? for a dataset named %.64s, give /%.64s)",
+                             val, val, val);
+                    return EXIT_USAGE;
+                }
                 o->dataset = val;
             }
             continue;

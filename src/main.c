@@ -89,9 +89,12 @@ int main(int argc, char **argv)
     gp_progress_stop();
 
     if (rank == 0) {
-        if (rc == 0 || rc == GP_EXIT_VERIFY) gp_report_print(&res, &o);
+        const int ran = rc;
         if (rc == 0) rc = publish_outputs(&res, &o, msg, sizeof msg);
         else gp_h5_discard(msg, sizeof msg); /* nothing is staged after a failed run */
+        /* the summary after the outputs are in place: it never says "written to X" for an
+         * --out that a failed publish removed */
+        if (rc == 0 || ran == GP_EXIT_VERIFY) gp_report_print(&res, &o);
         if (rc != 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);

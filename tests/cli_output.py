@@ -97,6 +97,11 @@ def main():
     data = os.path.join(args.work, "data.h5")
     p = run(args, [gen, data, "--n", "50000", "--force"], np_=2)
     check(p.returncode == 0, f"gpuprim_gen: {p.stderr[-300:]}")
+    # a left-out --dataset value: a usage error, not a dataset named "--force"
+    bad = os.path.join(args.work, "gen_bad.h5")
+    p = run(args, [gen, bad, "--dataset", "--force"], np_=1)
+    check(p.returncode == 2 and "--dataset --force: a dataset name may not start with '-'" in p.stderr
+          and not os.path.exists(bad), f"gpuprim_gen --dataset --force: exit {p.returncode} {p.stderr[-300:]}")
     rj = os.path.join(args.work, "r.json")
     p = run(args, [mpi, data, "--backend", "cpu", "--verbose", "--progress", "--json", rj], np_=3,
             env={"CUDA_VISIBLE_DEVICES": "0,1"})

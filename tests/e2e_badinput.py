@@ -413,8 +413,11 @@ def check_targets(args, fx, outdir, P):
                             f.write(b"x" * 65536)
                         except OSError:
                             pass
-                rc, _, err, _ = run(args, P, base + opts)
+                # without --quiet: no summary may claim "written to" an --out that is gone
+                rc, so, err, _ = run(args, P, [x for x in base if x != "--quiet"] + opts)
                 one_error(f"np {P}: full disk {opts[-2]}", rc, err, 6, ["No space left on device"])
+                check("written to" not in so, f"np {P}: full disk {opts[-2]}: the summary says "
+                      f"'written to': {[l for l in so.splitlines() if 'written to' in l]}")
                 left = [f for f in os.listdir(full) if f != "fill"]
                 check(not left, f"np {P}: full disk {opts[-2]}: files left: {left}")
             left = [f for f in os.listdir(d) if f == "o_ok.h5" or ".tmp" in f]
