@@ -1,6 +1,7 @@
 /* h5io.c — parallel HDF5 input and output for gpuprim (see h5io.h). */
 #define _GNU_SOURCE /* fallocate(FALLOC_FL_KEEP_SIZE): reserving the output's blocks */
 #include "h5io.h"
+#include "gp_path.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -989,11 +990,7 @@ static void check_target(const char *path, int force, char *dir, gp_err *e)
              path ? path : "", GP_H5_PATHLEN);
         return;
     }
-    snprintf(dir, GP_H5_PATHLEN, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, GP_H5_PATHLEN, ".");
-    else if (slash == dir) dir[1] = '\0';
-    else *slash = '\0';
+    gp_path_folder(path, dir, GP_H5_PATHLEN, NULL); /* fits: path is shorter */
     const int exists = lstat(path, &st) == 0;
     /* what --force would not replace first, so that it is not suggested in vain */
     if (exists && S_ISDIR(st.st_mode))

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gp_ext.h"
+#include "gp_path.h"
 #include "h5io.h"
 #include "progress.h"
 
@@ -158,11 +159,8 @@ static int same_target(const char *a, const char *b)
 {
     if (same_file(a, b)) return 1;
     char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
-    const char *ba = strrchr(a, '/'), *bb = strrchr(b, '/');
-    snprintf(da, sizeof da, "%.*s", ba ? (int)(ba - a) + 1 : 1, ba ? a : ".");
-    snprintf(db, sizeof db, "%.*s", bb ? (int)(bb - b) + 1 : 1, bb ? b : ".");
-    ba = ba ? ba + 1 : a;
-    bb = bb ? bb + 1 : b;
+    const char *ba, *bb;
+    if (gp_path_folder(a, da, sizeof da, &ba) || gp_path_folder(b, db, sizeof db, &bb)) return 0;
     if (!realpath(da, ra) || !realpath(db, rb)) return 0;
     return strcmp(ra, rb) == 0 && strcmp(ba, bb) == 0;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gp_path.h"
 #include "pipeline.h"
 
 /* Writes the element with key `key` as text: exact integers, %.17g floats. */
@@ -254,12 +255,8 @@ int gp_json_path_ok(const char *path, char *msg, size_t msglen)
         if (S_ISDIR(st.st_mode)) errno = EISDIR;
         else if (access(path, W_OK) == 0) return 1;
     } else {
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (!slash) snprintf(dir, sizeof dir, ".");
-        else if (slash == dir) dir[1] = '\0';
-        else *slash = '\0';
-        if (access(dir, W_OK | X_OK) == 0) return 1;
+        if (gp_path_folder(path, dir, sizeof dir, NULL) != 0) errno = ENAMETOOLONG;
+        else if (access(dir, W_OK | X_OK) == 0) return 1;
     }
     snprintf(msg, msglen, "%s: cannot write the JSON report (%s)", path, strerror(errno));
     return 0;
@@ -273,13 +270,14 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o);
 int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *path, char *tmp,
                          size_t tmplen)
 {
-    const char *slash = strrchr(path, '/');
+    char dir[1024];
     if (tmplen == 0) {
         errno = EINVAL;
         return -1;
     }
-    if (snprintf(tmp, tmplen, "%.*s.gpuprim.%ld.json.tmp", slash ? (int)(slash - path) + 1 : 0,
-                 path, (long)getpid()) >= (int)tmplen) {
+    if (gp_path_folder(path, dir, sizeof dir, NULL) != 0 ||
+        snprintf(tmp, tmplen, "%s/.gpuprim.%ld.json.tmp", strcmp(dir, "/") ? dir : "",
+                 (long)getpid()) >= (int)tmplen) {
         tmp[0] = '\0';
         errno = ENAMETOOLONG;
         return -1;

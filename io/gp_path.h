@@ -1,0 +1,29 @@
+/* gp_path.h — the folder of an output path, for the checks and the temporary names beside
+ * the target (io/h5io.c, src/report.c, src/pipeline.c). Private: not installed. */
+#ifndef GP_PATH_H
+#define GP_PATH_H
+
+#include <stdio.h>
+#include <string.h>
+
+/* The folder of `path` into dir (dirlen bytes): "." for a bare name, "/" for a name in
+ * the root, else everything before the last '/' ("a/b/c.h5" -> "a/b"); *base (when not
+ * NULL) points at the name after it, inside path. Returns 0, or -1 when the folder does not
+ * fit in dir (dir then holds ""). */
+static inline int gp_path_folder(const char *path, char *dir, size_t dirlen, const char **base)
+{
+    const char *slash = strrchr(path, '/');
+    const size_t len = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+    if (base) *base = slash ? slash + 1 : path;
+    if (dirlen == 0) return -1;
+    if (len >= dirlen) {
+        dir[0] = '\0';
+        return -1;
+    }
+    if (!slash) memcpy(dir, ".", 1);
+    else memcpy(dir, path, len); /* "/" itself when the slash is the first byte */
+    dir[len] = '\0';
+    return 0;
+}
+
+#endif
