@@ -1041,35 +1041,64 @@ static void reserve_blocks(hid_t fid, const char *tmp, const char *path, int ran
     close(fd);
 }
 
-/* While rank 0 holds a temporary file, SIGINT, SIGTERM and SIGHUP (mpirun passes them on;
- * Slurm's scancel and time limit send SIGTERM) remove it before the process dies of the
- * signal as it would have. */
+/* While a temporary output file exists, every rank of the job guards it: SIGINT, SIGTERM,
+ * SIGHUP (mpirun passes them on to some or all ranks; Slurm's scancel and time limit send
+ * SIGTERM), SIGABRT, and SIGPIPE where it would kill the process (a rank left writing to the
+ * closed pipe of an mpirun that died) remove it before the process dies of the signal as it
+ * would have, and an exit() on the way out (a lost mpirun daemon) removes it too. The rank
+ * whose unlink succeeds says so on stderr. */
 static char g_tmp_path[GP_H5_PATHLEN + 32];
 static volatile sig_atomic_t g_tmp_armed;
-static const int g_tmp_signals[3] = {SIGINT, SIGTERM, SIGHUP};
-static struct sigaction g_tmp_old[3];
+static const int g_tmp_signals[5] = {SIGINT, SIGTERM, SIGHUP, SIGABRT, SIGPIPE};
+static struct sigaction g_tmp_old[5];
+static int g_tmp_set[5]; /* whether tmp_guard replaced the action of g_tmp_signals[i] */
+
+static void tmp_unlink_now(void)
+{
+    static const char said[] = "gpuprim_mpi: error: stopped during the write; the temporary "
+                               "output file was removed\n";
+    if (g_tmp_armed && unlink(g_tmp_path) == 0) {
+        ssize_t w = write(STDERR_FILENO, said, sizeof said - 1);
+        (void)w; /* nothing more to do in a dying process */
+    }
+    g_tmp_armed = 0;
+}
 
 static void tmp_signal(int sig)
 {
-    if (g_tmp_armed) unlink(g_tmp_path);
-    g_tmp_armed = 0;
+    tmp_unlink_now();
     signal(sig, SIG_DFL);
     raise(sig);
 }
 
+static void tmp_atexit(void) { tmp_unlink_now(); }
+
 static void tmp_guard(const char *tmp, int on)
 {
+    static int atexit_done;
     if (on) {
         snprintf(g_tmp_path, sizeof g_tmp_path, "%s", tmp);
+        if (!atexit_done) atexit_done = atexit(tmp_atexit) == 0;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = tmp_signal;
         sigemptyset(&sa.sa_mask);
         g_tmp_armed = 1;
-        for (int i = 0; i < 3; i++) sigaction(g_tmp_signals[i], &sa, &g_tmp_old[i]);
+        for (int i = 0; i < 5; i++) {
+            struct sigaction cur;
+            g_tmp_set[i] = 0;
+            /* SIGPIPE only where it kills (MPI libraries may ignore or handle it) */
+            if (g_tmp_signals[i] == SIGPIPE &&
+                (sigaction(SIGPIPE, NULL, &cur) != 0 || cur.sa_handler != SIG_DFL ||
+                 (cur.sa_flags & SA_SIGINFO)))
+                continue;
+            g_tmp_set[i] = sigaction(g_tmp_signals[i], &sa, &g_tmp_old[i]) == 0;
+        }
     } else {
         g_tmp_armed = 0;
-        for (int i = 0; i < 3; i++) sigaction(g_tmp_signals[i], &g_tmp_old[i], NULL);
+        for (int i = 0; i < 5; i++)
+            if (g_tmp_set[i]) sigaction(g_tmp_signals[i], &g_tmp_old[i], NULL);
+        memset(g_tmp_set, 0, sizeof g_tmp_set);
     }
 }
 
@@ -1168,6 +1197,16 @@ static int write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, in
         if (created) tmp_guard(tmp, 1);
     }
     if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+    /* the exclusive create succeeded on every rank: the other ranks guard it too */
+    if (rank != 0) tmp_guard(tmp, 1);
+    {   /* test hook (tests/e2e.py): GPUPRIM_FAULT=RANK:tmpfile makes rank RANK die of SIGTERM
+         * while the temporary file exists */
+        const char *f = getenv("GPUPRIM_FAULT");
+        int r = -1;
+        char ph[16] = "";
+        if (f && sscanf(f, "%d:%15[^:]", &r, ph) == 2 && r == rank && strcmp(ph, "tmpfile") == 0)
+            raise(SIGTERM);
+    }
 
     hsize_t dim = (hsize_t)n_total;
     lcpl = H5Pcreate(H5P_LINK_CREATE);
@@ -1240,6 +1279,8 @@ close:
         tmp_guard(tmp, 0);
     }
     agree(comm, &e, GP_IO_EWRITE);
+    /* the other ranks' part ends here: rank 0 renames or removes the file */
+    if (rank != 0 && g_tmp_armed) tmp_guard(tmp, 0);
 done:
     return finish(&e, msg, msglen);
 }

@@ -258,8 +258,11 @@ def check_cli(args, rng):
     # faults: one rank fails at a chosen phase (GPUPRIM_FAULT); the job must end within seconds
     # with one clear message, a non-zero exit and no output file
     # (alloc: a real allocation of 2^62 bytes fails in the backend: its own error line)
+    # (tmpfile: SIGTERM to one rank while the temporary output file exists, as mpirun or
+    # Slurm sends it; every rank guards that file, not only rank 0 that names it)
     for fault, want in [("2:alloc", 7), ("1:read", 5), ("2:reduce", 7), ("0:sort", 7),
-                        ("1:exchange", 7), ("2:write", 6), ("1:sort:kill", None)]:
+                        ("1:exchange", 7), ("2:write", 6), ("1:sort:kill", None),
+                        ("2:tmpfile", None), ("0:tmpfile", None)]:
         fo = os.path.join(w, "fault_out.h5")
         t0 = time.time()
         p = run_mpi(args, 3, [mpi, good, "--out", fo, "--quiet", "--backend", args.backend],
@@ -272,8 +275,11 @@ def check_cli(args, rng):
         named = "cannot allocate" if fault.endswith(":alloc") else "GPUPRIM_FAULT"
         check(want is None or (len(ours) == 1 and named in ours[0]),
               f"fault {fault}: want one error line naming the fault, got {ours}")
-        check(not [f for f in os.listdir(w) if f.startswith("fault_out.h5")],
+        check(not [f for f in os.listdir(w) if f.startswith("fault_out.h5") or ".gpuprim." in f],
               f"fault {fault}: output left behind: {os.listdir(w)}")
+        if fault.endswith(":tmpfile"):
+            check("the temporary output file was removed" in p.stderr,
+                  f"fault {fault}: no line says the temporary file was removed: {p.stderr[-300:]!r}")
     p = run(args, [mpi, "--help"], np_=1)
     check(p.returncode == 0 and "--function" in p.stdout, "cli --help")
     p = run(args, [mpi, "--version"], np_=1)
