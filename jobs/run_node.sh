@@ -92,5 +92,10 @@ if [ "$dry" = 1 ]; then
   echo "$launcher$extra -np $np $bin $*"
   exit 0
 fi
+# a missing program: one line and exit 127 (the shell's "not found"), not mpirun's banner
+if ! { [ -x "$bin" ] && [ ! -d "$bin" ]; } && ! command -v "$bin" >/dev/null 2>&1; then
+  echo "run_node.sh: error: program $bin not found or not executable (set GPUPRIM_BIN, or build: ./jobs/build.sh build)" >&2
+  exit 127
+fi
 # shellcheck disable=SC2086
 exec "$launcher" $extra -np "$np" "$bin" "$@"

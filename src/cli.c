@@ -145,11 +145,16 @@ static int parse_double(const char *s, double *out)
  * option (--dataset, --x, --payload; "dataset", "/") must not start with '-': such a word is
  * an option whose value was left out (--out -q, --json --verbose) far more often than a name,
  * and taking it as a name would write a file "-q" at the end of the run or look for a
- * dataset "/--verbose". A name that starts with '-' is still reachable as ./-q or /-q. Returns 0,
- * or GP_EXIT_USAGE with "OPTION VALUE: ..." in msg. */
+ * dataset "/--verbose". A name that starts with '-' is still reachable as ./-q or /-q. An
+ * empty file name is refused too (an empty dataset name is the reader's error, exit 4).
+ * Returns 0, or GP_EXIT_USAGE with "OPTION VALUE: ..." in msg. */
 static int check_name_value(const char *opt, const char *val, const char *what,
                             const char *prefix, char *msg, size_t msglen)
 {
+    if (!val[0] && strcmp(what, "file") == 0) { /* --out '': exit 2 here, not 6 at the write */
+        snprintf(msg, msglen, "%s: needs a file name, got an empty word", opt);
+        return GP_EXIT_USAGE;
+    }
     if (val[0] != '-') return 0;
     snprintf(msg, msglen, "%s %s: a %s name may not start with '-' (is the value missing? for "
                           "a %s named %s, give %s%s)", opt, val, what, what, val, prefix, val);
@@ -278,13 +283,15 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             snprintf(msg, msglen, "--function integrates a built-in f(x): give no input file");
             return GP_EXIT_USAGE;
         }
-        if (o->out || o->force || o->xdataset || o->dataset || have_dx) {
-            snprintf(msg, msglen, "--function does not take --out, --force, --x, --dataset or --dx");
-            return GP_EXIT_USAGE;
-        }
-        if (o->descending || o->stable || o->argsort || o->payload || o->reproducible) {
-            snprintf(msg, msglen, "--descending, --stable, --argsort, --payload and "
-                                  "--reproducible belong to file mode");
+        /* name the first file-mode option given */
+        const char *fileonly = o->out ? "--out" : o->force ? "--force" : o->xdataset ? "--x"
+                             : o->dataset ? "--dataset" : have_dx ? "--dx"
+                             : o->descending ? "--descending" : o->stable ? "--stable"
+                             : o->argsort ? "--argsort" : o->payload ? "--payload"
+                             : o->reproducible ? "--reproducible" : NULL;
+        if (fileonly) {
+            snprintf(msg, msglen, "%s belongs to file mode: --function takes only --a, --b, --n "
+                                  "and the common options", fileonly);
             return GP_EXIT_USAGE;
         }
         if (!(o->b > o->a)) {

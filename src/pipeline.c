@@ -234,6 +234,13 @@ static int fault_at(int rank, const char *phase)
         }                                                                                 \
     } while (0)
 
+/* Appends " (OPTION)" to an error message about the dataset that option names. */
+static void append_option(char *msg, size_t msglen, const char *option)
+{
+    const size_t l = strnlen(msg, msglen);
+    if (l + 1 < msglen) snprintf(msg + l, msglen - l, " (%s)", option);
+}
+
 /* Rank that holds global element g when n elements are sharded by gp_shard_range. */
 static int owner_of(int64_t g, int64_t n, int P)
 {
@@ -576,9 +583,22 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     int pin_open = 0;
     char argsort_dset[sizeof res->argsort_dset] = "";
     if (o->argsort) snprintf(argsort_dset, sizeof argsort_dset, "%s_argsort", in.dataset);
+    /* --x is opened once here too, so that a missing or unusable one is found before the
+     * work and named as --x */
+    if (o->xdataset) {
+        gp_h5_input xin;
+        err = gp_h5_open(comm, o->file, o->xdataset, &xin, msg, msglen);
+        if (err) {
+            append_option(msg, msglen, "--x");
+            gp_h5_close(&in);
+            return err;
+        }
+        gp_h5_close(&xin);
+    }
     if (o->payload) {
         err = gp_h5_open(comm, o->file, o->payload, &pin, msg, msglen);
         pin_open = !err;
+        if (err) append_option(msg, msglen, "--payload");
         if (!err && (pin.n != N || name_clash(pin.dataset, in.dataset) ||
                      name_clash(pin.dataset, argsort_dset))) {
             err = GP_EXIT_DATASET;

@@ -92,9 +92,9 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         if (k < sizeof shape) snprintf(shape + k, sizeof shape - k, ", read flattened, row-major)");
     }
     char fname[sizeof r->file], dname[sizeof r->dataset];
-    printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld elements%s, %d rank%s, backend %s\n",
+    printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld element%s%s, %d rank%s, backend %s\n",
            one_line(fname, sizeof fname, r->file), one_line(dname, sizeof dname, r->dataset),
-           r->type_desc, gp_dtype_name(r->dtype), (long long)r->n, shape,
+           r->type_desc, gp_dtype_name(r->dtype), (long long)r->n, r->n == 1 ? "" : "s", shape,
            r->ranks, r->ranks == 1 ? "" : "s", r->backend);
     printf("  %-14s %lld\n", "count", (long long)r->stats.count);
     printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
@@ -123,8 +123,8 @@ void gp_report_print(const gp_result *r, const gp_options *o)
     } else
         printf("  %-14s skipped (--no-sort)\n", "sorted");
     if (r->ranks > 1 && r->sorted_done)
-        printf("  %-14s %d steps, %.1f MiB sent in all\n", "rank exchange", r->exchange_stages,
-               (double)r->exchange_bytes / 1048576.0);
+        printf("  %-14s %d step%s, %.1f MiB sent in all\n", "rank exchange", r->exchange_stages,
+               r->exchange_stages == 1 ? "" : "s", (double)r->exchange_bytes / 1048576.0);
     printf("phase            time (ms, max over ranks)\n");
     for (int i = 0; i < GP_NPHASES; i++)
         printf("  %-14s %10.3f\n", gp_phase_names[i], r->t[i] * 1e3);

@@ -102,6 +102,10 @@ def main():
     p = run(args, [gen, bad, "--dataset", "--force"], np_=1)
     check(p.returncode == 2 and "--dataset --force: a dataset name may not start with '-'" in p.stderr
           and not os.path.exists(bad), f"gpuprim_gen --dataset --force: exit {p.returncode} {p.stderr[-300:]}")
+    # function mode names the file-mode option that was given, not a list of five
+    p = run(args, [mpi, "--function", "exp", "--reproducible"], np_=1)
+    check(p.returncode == 2 and "error: --reproducible belongs to file mode" in p.stderr,
+          f"--function exp --reproducible: exit {p.returncode} {p.stderr[-300:]}")
     rj = os.path.join(args.work, "r.json")
     p = run(args, [mpi, data, "--backend", "cpu", "--verbose", "--progress", "--json", rj], np_=3,
             env={"CUDA_VISIBLE_DEVICES": "0,1"})

@@ -137,6 +137,14 @@ def bad_cases(fx):
         ("--dataset without a value", B, ["--dataset"], 2, ["--dataset", "needs a value"]),
         ("--out is the input", B, ["--dataset", "target", "--out", B, "--force"], 2,
          ["is the input file"]),
+        ("--out empty", B, ["--dataset", "target", "--out", ""], 2,
+         ["--out: needs a file name, got an empty word"]),
+        ("--json empty", B, ["--dataset", "target", "--json", ""], 2,
+         ["--json: needs a file name, got an empty word"]),
+        ("--x missing, named as --x", B, ["--dataset", "target", "--x", "nope"], 4,
+         ["/nope: no such dataset (--x)"]),
+        ("--payload missing, named as --payload", B, ["--dataset", "target", "--payload", "nope"],
+         4, ["/nope: no such dataset (--payload)"]),
         # an option (or any word that starts with '-') where a name belongs: the value is
         # missing; refused before anything is written (a file "-q" would be left here)
         ("--out followed by an option", B, ["--dataset", "target", "--out", "-q"], 2,

@@ -56,6 +56,9 @@ else
 fi
 $rn -n 0 x.h5 >/dev/null 2>&1; check $(( $? == 2 ? 0 : 1 )) "-n 0: exit 2"
 $rn -n two x.h5 >/dev/null 2>&1; check $(( $? == 2 ? 0 : 1 )) "-n two: exit 2"
+out=$(GPUPRIM_BIN="$work/nonexist" $rn -n 1 x.h5 2>&1); rc=$?
+[ "$rc" = 127 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && has "$out" "not found or not executable"
+check $? "GPUPRIM_BIN missing: one line, exit 127 ($rc: $out)"
 
 # real runs (MPI settings as tests/mpirun.sh uses them in containers)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none

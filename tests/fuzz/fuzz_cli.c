@@ -11,7 +11,7 @@
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite with a < b,
  *     dx finite and non-zero, the file / function mode rules, the --out / --force /
  *     --no-sort / --argsort / --payload / --x / --dx combinations; no value of --out, --json,
- *     --dataset, --x or --payload starts with '-';
+ *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
  *   - every string in the result is one of the argv words (no copies, no pointers into the
  *     middle of one), and parsing again gives the same result (no hidden state).
  * With the first byte odd it parses with print = 1 (--help / --version text to stdout;
@@ -195,6 +195,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* a file or dataset name never starts with '-' (an option taken as a value) */
         for (size_t k = 1; k < sizeof strs / sizeof strs[0]; k++)
             CHECK(!strs[k] || strs[k][0] != '-', "name %s taken as a value", strs[k]);
+        /* an empty --out or --json file name is a usage error */
+        CHECK((!o.out || o.out[0]) && (!o.json || o.json[0]), "empty --out or --json accepted");
         /* the same answer as the model of the command line's shape */
         model m;
         shape(argc, argv, &m);
