@@ -576,14 +576,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     res->dx = o->dx;
     res->out = o->out;
 
-    /* --payload: opened and checked now, before any work (it is written last): the same
-     * element count, and an output path apart from the data's and the argsort's; kept open
-     * for the write */
-    gp_h5_input pin;
-    int pin_open = 0;
-    char argsort_dset[sizeof res->argsort_dset] = "";
-    if (o->argsort) snprintf(argsort_dset, sizeof argsort_dset, "%s_argsort", in.dataset);
-    /* --x is opened once here too, so that a missing or unusable one is found before the
+    /* --x is opened once here, so that a missing or unusable one is found before the
      * work and named as --x */
     if (o->xdataset) {
         gp_h5_input xin;
@@ -595,6 +588,13 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
         }
         gp_h5_close(&xin);
     }
+    /* --payload: opened and checked now, before any work (it is written last): the same
+     * element count, and an output path apart from the data's and the argsort's; kept open
+     * for the write */
+    gp_h5_input pin;
+    int pin_open = 0;
+    char argsort_dset[sizeof res->argsort_dset] = "";
+    if (o->argsort) snprintf(argsort_dset, sizeof argsort_dset, "%s_argsort", in.dataset);
     if (o->payload) {
         err = gp_h5_open(comm, o->file, o->payload, &pin, msg, msglen);
         pin_open = !err;
