@@ -91,7 +91,10 @@ void gp_h5_close(gp_h5_input *in);
  * the dataset's stored type is `file_type` (H5I_INVALID_HID: the native type of `mem`).
  * The file is written under a temporary name in the same folder and renamed to `path` by
  * rank 0 only after every rank has succeeded; on any failure nothing is left behind.
- * An existing `path` is an error unless `force`. The ranks' parts must tile [0, n_total)
+ * While that file exists every rank guards it: SIGINT, SIGTERM, SIGHUP, SIGABRT (and
+ * SIGPIPE where it would kill) and exit() remove it first, and the process then ends as
+ * the signal would have ended it (a SIGKILL, or an _exit by the MPI runtime, cannot be
+ * caught). An existing `path` is an error unless `force`. The ranks' parts must tile [0, n_total)
  * exactly, and a value outside the range of the stored type is an error (HDF5 would clip
  * it silently). Returns 0 or GP_IO_EWRITE. */
 int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_type,
@@ -115,7 +118,7 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
                      size_t msglen);
 
 /* gp_h5_write_many, except that rank 0 does not rename the finished file: it stays under
- * its temporary name (and is still removed by SIGINT, SIGTERM or SIGHUP) until rank 0
+ * its temporary name (rank 0 still guards it against signals, as above) until rank 0
  * calls gp_h5_publish or gp_h5_discard. So a program that writes another output too (a
  * report) can finish that first and publish both or neither. One file at a time may be
  * staged. Collective; the same checks and error codes; on failure nothing is staged and
