@@ -1,5 +1,6 @@
-/* gp_path.h — the folder of an output path, for the checks and the temporary names beside
- * the target (io/h5io.c, src/report.c, src/pipeline.c). Private: not installed. */
+/* gp_path.h — file and dataset names: the folder of an output path, for the checks and the
+ * temporary names beside the target, and names made printable on one line (io/h5io.c,
+ * src/report.c, src/pipeline.c). Private: not installed. */
 #ifndef GP_PATH_H
 #define GP_PATH_H
 
@@ -24,6 +25,14 @@ static inline int gp_path_folder(const char *path, char *dir, size_t dirlen, con
     else memcpy(dir, path, len); /* "/" itself when the slash is the first byte */
     dir[len] = '\0';
     return 0;
+}
+
+/* Shows every control byte of s (a newline in a file or dataset name) as '?', in place, so
+ * that a message or a header that prints the name stays one line. */
+static inline void gp_one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
 }
 
 #endif

@@ -34,9 +34,7 @@ static void fail(gp_err *e, int rc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->text, sizeof e->text, fmt, ap);
     va_end(ap);
-    /* one line: a newline or other control byte in a file or dataset name shows as '?' */
-    for (char *c = e->text; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    gp_one_line(e->text); /* a newline in a file or dataset name shows as '?' */
     e->rc = rc;
 }
 
@@ -1073,6 +1071,17 @@ static void tmp_signal(int sig)
 
 static void tmp_atexit(void) { tmp_unlink_now(); }
 
+/* Removes the temporary file tmp on a failing path; when that fails (other than for a file
+ * already gone), appends "; could not remove TMP (reason)" to the error in msg (msglen
+ * bytes; msg may be NULL). */
+static void remove_tmp(const char *tmp, char *msg, size_t msglen)
+{
+    if (unlink(tmp) == 0 || errno == ENOENT || !msg || !msglen) return;
+    const size_t l = strnlen(msg, msglen);
+    if (l + 1 < msglen)
+        snprintf(msg + l, msglen - l, "; could not remove %s (%s)", tmp, strerror(errno));
+}
+
 static void tmp_guard(const char *tmp, int on)
 {
     static int atexit_done;
@@ -1271,11 +1280,7 @@ close:
         if (!e.rc && rename(tmp, path) != 0)
             fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", path, tmp,
                  strerror(errno));
-        if (e.rc && unlink(tmp) != 0 && errno != ENOENT) {
-            size_t l = strlen(e.text);
-            snprintf(e.text + l, sizeof e.text - l, "; could not remove %s (%s)", tmp,
-                     strerror(errno));
-        }
+        if (e.rc) remove_tmp(tmp, e.text, sizeof e.text);
         tmp_guard(tmp, 0);
     }
     agree(comm, &e, GP_IO_EWRITE);
@@ -1307,11 +1312,7 @@ int gp_h5_publish(char *msg, size_t msglen)
     if (rename(g_tmp_path, g_staged_path) != 0) {
         fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", g_staged_path, g_tmp_path,
              strerror(errno));
-        if (unlink(g_tmp_path) != 0 && errno != ENOENT) {
-            size_t l = strlen(e.text);
-            snprintf(e.text + l, sizeof e.text - l, "; could not remove %s (%s)", g_tmp_path,
-                     strerror(errno));
-        }
+        remove_tmp(g_tmp_path, e.text, sizeof e.text);
     }
     g_staged = 0;
     tmp_guard(g_tmp_path, 0);
@@ -1321,12 +1322,7 @@ int gp_h5_publish(char *msg, size_t msglen)
 void gp_h5_discard(char *msg, size_t msglen)
 {
     if (!g_staged) return;
-    if (unlink(g_tmp_path) != 0 && errno != ENOENT && msg && msglen) {
-        size_t l = strnlen(msg, msglen);
-        if (l + 1 < msglen)
-            snprintf(msg + l, msglen - l, "; could not remove %s (%s)", g_tmp_path,
-                     strerror(errno));
-    }
+    remove_tmp(g_tmp_path, msg, msglen);
     g_staged = 0;
     tmp_guard(g_tmp_path, 0);
 }

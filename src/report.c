@@ -41,8 +41,7 @@ static const char *num(char *buf, size_t len, double x)
 static const char *one_line(char *buf, size_t len, const char *src)
 {
     snprintf(buf, len, "%s", src);
-    for (char *c = buf; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+    gp_one_line(buf);
     return buf;
 }
 
