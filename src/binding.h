@@ -1,7 +1,7 @@
 /* binding.h — which GPU a rank uses: a pure decision from the rank's place on its node,
  * the number of devices it sees and its environment (CUDA_VISIBLE_DEVICES, Slurm's
  * SLURM_LOCALID / SLURM_STEP_GPUS / SLURM_JOB_GPUS), so that it can be tested with faked
- * inputs. gp_select_backend (src/pipeline.c) gathers the inputs and calls it.
+ * inputs. gp_select_backend (src/setup.c) gathers the inputs and calls it.
  *
  * The rule: device = local_rank mod visible. Under `srun --gpus-per-task=1` every rank sees
  * exactly one device (Slurm narrows CUDA_VISIBLE_DEVICES per task), so mod gives device 0

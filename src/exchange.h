@@ -8,6 +8,10 @@
 
 #include "gp_kernels.h"
 
+/* The rank that holds global element g (0 <= g < n) when n elements are sharded over P
+ * ranks by gp_shard_range (h5io.h). Not collective. */
+int gp_shard_owner(int64_t g, int64_t n, int P);
+
 /* Combines every rank's gp_stats (each describing its shard, shards in rank order) into
  * the record of the whole array on `root`, with MPI_Reduce and a user-defined,
  * non-commutative operation (gp_stats_combine), so ranks are combined in rank order and the
@@ -113,6 +117,16 @@ int gp_sendrecv_bytes(MPI_Comm comm, int partner, const void *sbuf, int64_t sbyt
 int gp_alltoallv_big(MPI_Comm comm, const void *sbuf, const int64_t *scount,
                      const int64_t *sdispl, void *rbuf, const int64_t *rcount,
                      const int64_t *rdispl, size_t esz, int64_t piece);
+
+/* out[i] = the element at global position idx[i] (i < nk) of a distributed array of n
+ * elements of esz bytes sharded by gp_shard_range (h5io.h), of which this rank holds its
+ * shard in `local`. Counts and displacements are 64-bit and the all-to-alls go through
+ * gp_alltoallv_big, since MPI_Alltoallv's int counts and displacements would cap what moves
+ * between two ranks at 2^31 bytes and overflow past byte 2^31 of a buffer. Collective.
+ * Returns MPI_SUCCESS, or on every rank alike an error (out of host memory, or an MPI
+ * error). */
+int gp_gather_by_index(MPI_Comm comm, int64_t n, const uint64_t *idx, int64_t nk,
+                       const void *local, size_t esz, void *out);
 
 /* Makes every rank agree on an error: returns the largest `err` over the ranks and copies
  * the message of the lowest failing rank into msg on every rank. Collective. */

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "h5io.h"
-#include "pipeline.h"
+#include "job.h"
 #include "progress.h"
 
 /* Removes the temporary file tmp on a failing path; if that fails, says so after msg. */

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "gp_path.h"
-#include "pipeline.h"
+#include "job.h"
 
 /* Writes the element with key `key` as text: exact integers, %.17g floats. */
 static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)

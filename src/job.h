@@ -1,6 +1,7 @@
-/* pipeline.h — the gpuprim_mpi job: binding, read, GPU phases, MPI combination, write. */
-#ifndef GP_PIPELINE_H
-#define GP_PIPELINE_H
+/* job.h — the gpuprim_mpi job: the backend of each rank and the output checks (setup.c), the
+ * file job as named phases and the function job (job.c), the report (report.c). */
+#ifndef GP_JOB_H
+#define GP_JOB_H
 
 #include <mpi.h>
 #include <stdint.h>
@@ -92,8 +93,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
  * GP_EXIT_USAGE or GP_EXIT_WRITE with msg set, the same on every rank. */
 int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen);
 
-/* Runs the file job (read → stats → integral → sort → exchange → verify → write).
- * Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+/* Runs the file job: the phases open, plan, read, stats, integral, combine, sort, exchange,
+ * verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
  * With --out the file is written but left under its temporary name
  * (gp_h5_write_many_staged): rank 0 then renames it with gp_h5_publish, once the other
  * outputs (the --json report) are complete, or removes it with gp_h5_discard.
@@ -153,4 +154,4 @@ int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *pa
  * Creates nothing. Not collective. */
 int gp_json_path_ok(const char *path, char *msg, size_t msglen);
 
-#endif /* GP_PIPELINE_H */
+#endif /* GP_JOB_H */

@@ -1,0 +1,38 @@
+/* fault.c — the GPUPRIM_FAULT test hook (fault.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "fault.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gp_fault_parse(const char *value, gp_fault *f)
+{
+    char ph[32] = "", kind[16] = "";
+    int r = -1;
+    memset(f, 0, sizeof *f);
+    f->rank = -1;
+    if (!value || sscanf(value, "%d:%31[^:]:%15s", &r, ph, kind) < 2) return;
+    f->set = 1;
+    f->rank = r;
+    snprintf(f->phase, sizeof f->phase, "%s", ph);
+    f->kill = strcmp(kind, "kill") == 0;
+}
+
+void gp_fault_from_env(gp_fault *f) { gp_fault_parse(getenv("GPUPRIM_FAULT"), f); }
+
+int gp_fault_hits(const gp_fault *f, int rank, const char *phase)
+{
+    return f && f->set && phase && f->rank == rank && strcmp(f->phase, phase) == 0;
+}
+
+int gp_fault_fire(const gp_fault *f, int rank, const char *phase)
+{
+    if (!gp_fault_hits(f, rank, phase)) return 0;
+    fprintf(stderr, "gpuprim_mpi: rank %d: GPUPRIM_FAULT: injected %s in phase %s\n", rank,
+            f->kill ? "SIGKILL" : "failure", phase);
+    fflush(stderr);
+    if (f->kill) raise(SIGKILL);
+    return 1;
+}

@@ -1,0 +1,30 @@
+/* fault.h — the test hook GPUPRIM_FAULT=RANK:PHASE[:kill]: rank RANK fails when it reaches
+ * phase PHASE of the job (alloc, read, reduce, sort, exchange, write), by default as a failed
+ * call (the ranks agree on the error and leave together), with ":kill" by SIGKILL (the
+ * launcher then ends the job). As binding.h does for the GPU choice, the environment is read
+ * into a record once (gp_fault_from_env) and a pure function decides (gp_fault_hits). */
+#ifndef GP_FAULT_H
+#define GP_FAULT_H
+
+typedef struct gp_fault {
+    int set;         /* 1 when the variable named a rank and a phase */
+    int rank;
+    char phase[32];
+    int kill;        /* ":kill": SIGKILL instead of a failed call */
+} gp_fault;
+
+/* Parses a GPUPRIM_FAULT value ("RANK:PHASE" or "RANK:PHASE:kill"; NULL or anything else:
+ * no fault) into *f. Pure. */
+void gp_fault_parse(const char *value, gp_fault *f);
+
+/* gp_fault_parse of the environment variable GPUPRIM_FAULT. */
+void gp_fault_from_env(gp_fault *f);
+
+/* 1 when the fault *f is for this rank and phase. Pure. */
+int gp_fault_hits(const gp_fault *f, int rank, const char *phase);
+
+/* When *f hits (rank, phase): says so on stderr ("gpuprim_mpi: rank R: GPUPRIM_FAULT:
+ * injected failure|SIGKILL in phase P"), raises SIGKILL for a kill and returns 1; else 0. */
+int gp_fault_fire(const gp_fault *f, int rank, const char *phase);
+
+#endif /* GP_FAULT_H */

@@ -1,0 +1,158 @@
+/* setup.c — the start of a gpuprim_mpi run: which backend each rank uses, and the checks of
+ * the outputs made before any work. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "job.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gp_path.h"
+#include "h5io.h"
+
+/* ---- backend selection --------------------------------------------------------------- */
+
+int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
+                      gp_binding *bind, gp_result *res, char *msg, size_t msglen)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    memset(bind, 0, sizeof *bind);
+    bind->rank = rank;
+    bind->device = -1;
+    MPI_Comm node;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) !=
+        MPI_SUCCESS) {
+        snprintf(msg, msglen, "MPI_Comm_split_type failed");
+        return GP_EXIT_FAIL;
+    }
+    MPI_Comm_rank(node, &bind->local_rank);
+    MPI_Comm_size(node, &bind->local_size);
+    if (gethostname(bind->host, sizeof bind->host - 1) != 0) strcpy(bind->host, "?");
+    gp_bind_env env;
+    gp_bind_choice choice;
+    memset(&choice, 0, sizeof choice);
+    gp_bind_env_from_process(&env);
+    bind->cuda_visible_set = env.cuda_visible_devices != NULL;
+    snprintf(bind->cuda_visible, sizeof bind->cuda_visible, "%s",
+             env.cuda_visible_devices ? env.cuda_visible_devices : "");
+
+    int err = 0, fell_back = 0, ndev = 0;
+    char why[256] = "";
+    *be = NULL;
+    if (o->backend != GP_BACKEND_CPU) {
+        ndev = gp_cuda_device_count();
+        if (ndev > 0) {
+            gp_bind_choose(bind->local_rank, bind->local_size, ndev, &env, &choice);
+            bind->device = choice.device;
+            *be = gp_backend_cuda(bind->device, why, sizeof why);
+            if (!*be) {
+                err = GP_EXIT_DEVICE;
+                snprintf(msg, msglen, "rank %d (%s): cannot use CUDA device %d: %s", rank,
+                         bind->host, bind->device, why);
+            } else {
+                gp_cuda_device_info(bind->device, bind->device_name, sizeof bind->device_name,
+                                    bind->busid, sizeof bind->busid);
+            }
+        } else {
+            gp_backend_cuda(0, why, sizeof why); /* for the reason */
+            if (o->backend == GP_BACKEND_CUDA) {
+                err = GP_EXIT_DEVICE;
+                snprintf(msg, msglen, "--backend cuda: rank %d (%s): %s", rank, bind->host, why);
+            } else {
+                fell_back = 1;
+            }
+        }
+    }
+    if (!*be && !err) {
+        *be = gp_backend_cpu();
+        bind->device = -1;
+        snprintf(bind->device_name, sizeof bind->device_name, "CPU");
+    }
+    err = gp_agree(comm, err, msg, msglen);
+    if (err) {
+        MPI_Comm_free(&node);
+        return err;
+    }
+
+    /* sharing: ranks of a node with the same GPU (PCI bus id, else gp_bind_choose's key) */
+    int any_fell = 0, per_gpu = 0, mine_per_gpu = 0;
+    MPI_Allreduce(&fell_back, &any_fell, 1, MPI_INT, MPI_MAX, comm);
+    char key[64] = "", *keys = (char *)calloc((size_t)bind->local_size, sizeof key);
+    res->bindings = rank == 0 ? (gp_binding *)calloc((size_t)size, sizeof *bind) : NULL;
+    if (!keys || (rank == 0 && !res->bindings)) { /* a few KiB: the collectives need them */
+        fprintf(stderr, "gpuprim_mpi: error: rank %d: out of memory for the binding table\n", rank);
+        MPI_Abort(comm, GP_EXIT_FAIL);
+    }
+    if (bind->device >= 0) snprintf(key, sizeof key, "%s", bind->busid[0] ? bind->busid : choice.gpu_key);
+    if (MPI_Allgather(key, (int)sizeof key, MPI_CHAR, keys, (int)sizeof key, MPI_CHAR, node) ==
+        MPI_SUCCESS)
+        mine_per_gpu = gp_bind_ranks_per_gpu(keys, sizeof key, bind->local_size);
+    else if (bind->device >= 0)
+        mine_per_gpu = choice.ranks_per_gpu;
+    free(keys);
+    MPI_Comm_free(&node);
+    MPI_Allreduce(&mine_per_gpu, &per_gpu, 1, MPI_INT, MPI_MAX, comm);
+    MPI_Gather(bind, (int)sizeof *bind, MPI_BYTE, res->bindings, (int)sizeof *bind, MPI_BYTE, 0, comm);
+    if (rank == 0) {
+        if (any_fell)
+            fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend\n", why[0] ? why : "no CUDA device visible");
+        if (per_gpu > 1 && !o->quiet)
+            fprintf(stderr, "gpuprim_mpi: warning: up to %d ranks share one GPU (more ranks than visible GPUs on a node)\n",
+                    per_gpu);
+    }
+    res->ranks = size;
+    res->backend = (*be)->name;
+    res->gpus_visible = ndev;
+    res->ranks_per_gpu_max = per_gpu;
+    res->mem_share = bind->device >= 0 ? (mine_per_gpu > 0 ? mine_per_gpu : 1)
+                                       : (bind->local_size > 0 ? bind->local_size : 1);
+    return 0;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* a and b name the same file: the same existing file, or the same name in the same folder
+ * (folders compared by realpath) when one does not exist yet */
+static int same_target(const char *a, const char *b)
+{
+    if (same_file(a, b)) return 1;
+    char da[PATH_MAX], db[PATH_MAX], ra[PATH_MAX], rb[PATH_MAX];
+    const char *ba, *bb;
+    if (gp_path_folder(a, da, sizeof da, &ba) || gp_path_folder(b, db, sizeof db, &bb)) return 0;
+    if (!realpath(da, ra) || !realpath(db, rb)) return 0;
+    return strcmp(ra, rb) == 0 && strcmp(ba, bb) == 0;
+}
+
+int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen)
+{
+    int rank, err = 0;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        const char *in = o->function_mode ? NULL : o->file;
+        if (o->out && in && same_file(o->out, in)) {
+            err = GP_EXIT_USAGE;
+            snprintf(msg, msglen, "--out %s is the input file", o->out);
+        } else if (o->json && in && same_file(o->json, in)) {
+            err = GP_EXIT_USAGE;
+            snprintf(msg, msglen, "--json %s is the input file", o->json);
+        } else if (o->json && o->out && same_target(o->json, o->out)) {
+            err = GP_EXIT_USAGE;
+            snprintf(msg, msglen, "--json %s is the --out file", o->json);
+        } else if (o->out && gp_h5_check_target(o->out, o->force, msg, msglen) != 0) {
+            err = GP_EXIT_WRITE;
+        } else if (o->json && !gp_json_path_ok(o->json, msg, msglen)) {
+            err = GP_EXIT_WRITE;
+        }
+    }
+    return gp_agree(comm, err, msg, msglen);
+}
