@@ -23,6 +23,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "gp_kernels.h"
+#include "tuning.h"
 
 #include <errno.h>
 #include <math.h>
@@ -632,25 +633,13 @@ static const char *cpu_last_error(void) { return cpu_errbuf; }
 
 int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen)
 {
-    const char *v = getenv("GPUPRIM_DEVICE_MEM_LIMIT");
-    if (!v || !v[0]) return 0;
-    int ok = 1;
-    for (const char *c = v; *c; c++)
-        if (*c < '0' || *c > '9') ok = 0;
-    unsigned long long lim = 0;
-    if (ok) {
-        char *end = NULL;
-        errno = 0;
-        lim = strtoull(v, &end, 10);
-        ok = errno == 0 && end && *end == '\0';
-    }
-    if (!ok) {
-        if (why && whylen > 0)
-            snprintf(why, whylen, "GPUPRIM_DEVICE_MEM_LIMIT='%.40s' is not a byte count "
-                     "(a decimal integer)", v);
+    const gp_tuning *t = gp_tuning_get();
+    if (t->mem_limit_error[0]) {
+        if (why && whylen > 0) snprintf(why, whylen, "%s", t->mem_limit_error);
         return -1;
     }
-    if (free_bytes && (uint64_t)lim < (uint64_t)*free_bytes) *free_bytes = (size_t)lim;
+    if (free_bytes && t->mem_limit_set && t->mem_limit < (uint64_t)*free_bytes)
+        *free_bytes = (size_t)t->mem_limit;
     return 0;
 }
 

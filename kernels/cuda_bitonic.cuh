@@ -71,6 +71,7 @@
 #include <type_traits>
 
 #include "cuda_internal.cuh"
+#include "tuning.h"
 
 namespace bn {
 
@@ -903,11 +904,7 @@ constexpr size_t TILE_SMEM_DEFAULT = 96 * 1024;
 template <class P> int tile_log2(const gpc_devinfo *d)
 {
     size_t budget = TILE_SMEM_DEFAULT;
-    const char *env = getenv("GPUPRIM_SORT_SMEM");
-    if (env && *env) {
-        const long long v = atoll(env);
-        if (v > 0) budget = (size_t)v;
-    }
+    if (gp_tuning_get()->sort_smem > 0) budget = gp_tuning_get()->sort_smem;
     const size_t cap = d->smem_per_block_optin > d->smem_per_block ? d->smem_per_block_optin
                                                                    : d->smem_per_block;
     if (budget > cap) budget = cap;
@@ -932,22 +929,16 @@ template <auto KERNEL> int allow_smem(size_t smem, int device)
     return GP_OK;
 }
 
-/* An integer benchmarking knob from the environment: dflt when `name` is unset, not a
- * number or below lo; hi when above hi. */
-inline int env_knob(const char *name, int dflt, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e) return dflt;
-    const int x = atoi(e);
-    return x < lo ? dflt : x > hi ? hi : x;
-}
+/* An integer benchmarking knob of the tuning record (0: unset): dflt when below lo, hi
+ * when above hi. */
+inline int knob(int x, int dflt, int lo, int hi) { return x < lo ? dflt : x > hi ? hi : x; }
 
 /* The widest global group of a plan for policy P: P::LOGW, or GPUPRIM_SORT_WIDE=<bits>
  * (for benchmarking; 1 .. LOGW; with GPUPRIM_SORT_WIDE=LOGG and
  * GPUPRIM_SORT_WIDE_FROM=LOGG + 1: register groups only, the plan before wide groups). */
 template <class P> int max_group_bits()
 {
-    static const int v = env_knob("GPUPRIM_SORT_WIDE", P::LOGW, 1, P::LOGW);
+    static const int v = knob(gp_tuning_get()->sort_wide, P::LOGW, 1, P::LOGW);
     return v;
 }
 
@@ -958,7 +949,7 @@ template <class P> int max_group_bits()
  * LOGG always run wide. */
 template <class P> int wide_from()
 {
-    static const int v = env_knob("GPUPRIM_SORT_WIDE_FROM", WIDE_MIN, WIDE_MIN, P::LOGW + 1);
+    static const int v = knob(gp_tuning_get()->sort_wide_from, WIDE_MIN, WIDE_MIN, P::LOGW + 1);
     return v;
 }
 
@@ -1167,15 +1158,7 @@ inline int sort_stream(const gpc_devinfo *d, cudaStream_t *out)
     return GP_OK;
 }
 
-inline bool graphs_on()
-{
-    static int env = -1;
-    if (env < 0) {
-        const char *e = getenv("GPUPRIM_SORT_GRAPH");
-        env = (e && e[0] == '0' && e[1] == 0) ? 0 : 1;
-    }
-    return env == 1;
-}
+inline bool graphs_on() { return gp_tuning_get()->sort_graph != 0; }
 
 template <class P, class TP> struct GraphTag { static const char id; };
 template <class P, class TP> const char GraphTag<P, TP>::id = 0;

@@ -29,6 +29,7 @@
  * and a pinned host result block mapped into the device's address space.
  */
 #include "cuda_internal.cuh"
+#include "tuning.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -517,13 +518,8 @@ int wait_result(const char *what)
  * GPUPRIM_STATS_UNROLL = 2, 4 or 8 (a tuning knob for the benchmark; read once). */
 int stats_unroll()
 {
-    static int u = 0;
-    if (u == 0) {
-        const char *e = getenv("GPUPRIM_STATS_UNROLL");
-        u = (e && (strcmp(e, "2") == 0 || strcmp(e, "4") == 0 || strcmp(e, "8") == 0)) ? atoi(e)
-                                                                                       : RED_UNROLL;
-    }
-    return u;
+    const int u = gp_tuning_get()->stats_unroll;
+    return u ? u : RED_UNROLL;
 }
 
 /* Launches k_stats<T, ORDER, HASH, U> and waits. */

@@ -1,7 +1,7 @@
 /* test_check.h — the pass / fail counters and CHECK(cond, printf-args...) of the small host
- * unit tests (test_binding.c, test_fault.c, test_progress.c): a failing check prints "FAIL
- * file:line: message" and is counted; main() reports g_pass / g_fail. One translation unit
- * each. */
+ * unit tests (test_binding.c, test_fault.c, test_tuning.c, test_progress.c): a failing
+ * check prints "FAIL file:line: message" and is counted; main() reports g_pass / g_fail.
+ * One translation unit each. */
 #ifndef GP_TEST_CHECK_H
 #define GP_TEST_CHECK_H
 

@@ -1,0 +1,79 @@
+/* tuning.c — the kernels' knobs from the environment (tuning.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "tuning.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gp_tuning_env_from_process(gp_tuning_env *e)
+{
+    e->sort_smem = getenv("GPUPRIM_SORT_SMEM");
+    e->sort_graph = getenv("GPUPRIM_SORT_GRAPH");
+    e->sort_wide = getenv("GPUPRIM_SORT_WIDE");
+    e->sort_wide_from = getenv("GPUPRIM_SORT_WIDE_FROM");
+    e->stats_unroll = getenv("GPUPRIM_STATS_UNROLL");
+    e->mem_limit = getenv("GPUPRIM_DEVICE_MEM_LIMIT");
+}
+
+/* A positive integer knob: its value, or 0 when unset, empty, not a number or <= 0. */
+static long long positive(const char *s)
+{
+    if (!s || !*s) return 0;
+    const long long v = atoll(s);
+    return v > 0 ? v : 0;
+}
+
+/* GPUPRIM_DEVICE_MEM_LIMIT: digits only, below 2^64. */
+static void parse_mem_limit(const char *v, gp_tuning *t)
+{
+    if (!v || !v[0]) return;
+    int ok = 1;
+    for (const char *c = v; *c; c++)
+        if (*c < '0' || *c > '9') ok = 0;
+    unsigned long long lim = 0;
+    if (ok) {
+        char *end = NULL;
+        errno = 0;
+        lim = strtoull(v, &end, 10);
+        ok = errno == 0 && end && *end == '\0';
+    }
+    if (!ok) {
+        snprintf(t->mem_limit_error, sizeof t->mem_limit_error,
+                 "GPUPRIM_DEVICE_MEM_LIMIT='%.40s' is not a byte count (a decimal integer)", v);
+        return;
+    }
+    t->mem_limit_set = 1;
+    t->mem_limit = (uint64_t)lim;
+}
+
+void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
+{
+    memset(t, 0, sizeof *t);
+    t->sort_smem = (size_t)positive(e->sort_smem);
+    t->sort_graph = !(e->sort_graph && strcmp(e->sort_graph, "0") == 0);
+    t->sort_wide = (int)(positive(e->sort_wide) > 64 ? 64 : positive(e->sort_wide));
+    t->sort_wide_from = (int)(positive(e->sort_wide_from) > 64 ? 64 : positive(e->sort_wide_from));
+    const char *u = e->stats_unroll;
+    if (u && (strcmp(u, "2") == 0 || strcmp(u, "4") == 0 || strcmp(u, "8") == 0))
+        t->stats_unroll = atoi(u);
+    parse_mem_limit(e->mem_limit, t);
+}
+
+static gp_tuning g_tuning;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static void tuning_init(void)
+{
+    gp_tuning_env e;
+    gp_tuning_env_from_process(&e);
+    gp_tuning_parse(&e, &g_tuning);
+}
+
+const gp_tuning *gp_tuning_get(void)
+{
+    pthread_once(&g_once, tuning_init);
+    return &g_tuning;
+}

@@ -1,0 +1,56 @@
+/* tuning.h — the kernels' tuning and test knobs, read from the environment once per process
+ * into one record (binding.h's pattern: the environment becomes plain values, then a pure,
+ * unit-tested function decides). kernels/tuning.c holds the one getenv site of kernels/.
+ *
+ *   GPUPRIM_SORT_SMEM=<bytes>        shared-memory budget of a sort tile (benchmarking)
+ *   GPUPRIM_SORT_GRAPH=0             no CUDA-graph replay of repeated sorts (benchmarking)
+ *   GPUPRIM_SORT_WIDE=<bits>         the widest global group of the sort plan (benchmarking)
+ *   GPUPRIM_SORT_WIDE_FROM=<bits>    the narrowest group run wide (benchmarking)
+ *   GPUPRIM_STATS_UNROLL=2|4|8       loads in flight per thread of the statistics
+ *   GPUPRIM_DEVICE_MEM_LIMIT=<bytes> both backends report at most this much free device
+ *                                    memory (a test knob; a malformed value is an error)
+ *
+ * Private to the library and its tests and benchmarks (not installed). */
+#ifndef GP_TUNING_H
+#define GP_TUNING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The raw values (NULL: unset), as the environment gives them. */
+typedef struct gp_tuning_env {
+    const char *sort_smem, *sort_graph, *sort_wide, *sort_wide_from, *stats_unroll;
+    const char *mem_limit;
+} gp_tuning_env;
+
+/* The decided knobs. 0 in a field means "the built-in default" unless it says otherwise. */
+typedef struct gp_tuning {
+    size_t sort_smem;          /* a positive byte count, or 0 */
+    int sort_graph;            /* 1 (default) or 0 */
+    int sort_wide;             /* bits as given (the sort clamps them to its policy), or 0 */
+    int sort_wide_from;        /* bits as given (clamped by the sort), or 0 */
+    int stats_unroll;          /* 2, 4 or 8, or 0 */
+    int mem_limit_set;         /* 1: mem_limit caps the free device memory */
+    uint64_t mem_limit;        /* bytes */
+    char mem_limit_error[128]; /* non-empty when GPUPRIM_DEVICE_MEM_LIMIT is malformed */
+} gp_tuning;
+
+/* Fills *e from the process's environment. */
+void gp_tuning_env_from_process(gp_tuning_env *e);
+
+/* Decides *t from *e. Pure. Values that are not numbers, or out of range, leave the default,
+ * except GPUPRIM_DEVICE_MEM_LIMIT, which must be a decimal byte count (digits only,
+ * < 2^64) when set and not empty: otherwise mem_limit_error says why. */
+void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t);
+
+/* The process's record: parsed from the environment at the first call, then the same. */
+const gp_tuning *gp_tuning_get(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GP_TUNING_H */

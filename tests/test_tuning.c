@@ -1,0 +1,78 @@
+/* test_tuning.c — the kernels' knobs (kernels/tuning.c) decided from faked environments: the
+ * defaults, each knob's accepted values, and what is ignored or refused. No MPI, no GPU. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gp_kernels.h"
+#include "test_check.h"
+#include "tuning.h"
+
+static gp_tuning parse(gp_tuning_env e)
+{
+    gp_tuning t;
+    memset(&t, 0xA5, sizeof t); /* poisoned: every field must be set */
+    gp_tuning_parse(&e, &t);
+    return t;
+}
+
+int main(void)
+{
+    gp_tuning_env none;
+    memset(&none, 0, sizeof none);
+    gp_tuning t = parse(none);
+    CHECK(t.sort_smem == 0 && t.sort_graph == 1 && t.sort_wide == 0 && t.sort_wide_from == 0 &&
+              t.stats_unroll == 0 && !t.mem_limit_set && t.mem_limit_error[0] == 0,
+          "unset: every default");
+
+    gp_tuning_env e = none;
+    e.sort_smem = "140000";
+    e.sort_graph = "0";
+    e.sort_wide = "7";
+    e.sort_wide_from = "6";
+    e.stats_unroll = "8";
+    e.mem_limit = "1048576";
+    t = parse(e);
+    CHECK(t.sort_smem == 140000 && t.sort_graph == 0 && t.sort_wide == 7 &&
+              t.sort_wide_from == 6 && t.stats_unroll == 8,
+          "given: smem %zu graph %d wide %d from %d unroll %d", t.sort_smem, t.sort_graph,
+          t.sort_wide, t.sort_wide_from, t.stats_unroll);
+    CHECK(t.mem_limit_set && t.mem_limit == 1048576 && !t.mem_limit_error[0], "mem limit");
+
+    e = none;
+    e.sort_smem = "-5";
+    e.sort_graph = "00";     /* only "0" turns graphs off */
+    e.sort_wide = "abc";
+    e.stats_unroll = "3";    /* only 2, 4, 8 */
+    e.mem_limit = "";        /* empty: unset */
+    t = parse(e);
+    CHECK(t.sort_smem == 0 && t.sort_graph == 1 && t.sort_wide == 0 && t.stats_unroll == 0 &&
+              !t.mem_limit_set && !t.mem_limit_error[0],
+          "ignored values keep the defaults");
+
+    const char *bad[] = {"12k", "-1", " 5", "1e9", "18446744073709551616"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        e = none;
+        e.mem_limit = bad[i];
+        t = parse(e);
+        CHECK(!t.mem_limit_set && strstr(t.mem_limit_error, "GPUPRIM_DEVICE_MEM_LIMIT") &&
+                  strstr(t.mem_limit_error, "not a byte count"),
+              "malformed mem limit '%s' refused: '%s'", bad[i], t.mem_limit_error);
+    }
+    e = none;
+    e.mem_limit = "18446744073709551615";
+    t = parse(e);
+    CHECK(t.mem_limit_set && t.mem_limit == UINT64_MAX, "2^64-1 accepted");
+
+    /* the process's record is read once: a later change of the environment is not seen */
+    setenv("GPUPRIM_DEVICE_MEM_LIMIT", "4096", 1);
+    size_t f = 1u << 20;
+    CHECK(gp_mem_limit_env(&f, NULL, 0) == 0 && f == 4096, "from the process: %zu", f);
+    setenv("GPUPRIM_DEVICE_MEM_LIMIT", "bad", 1);
+    f = 1u << 20;
+    CHECK(gp_mem_limit_env(&f, NULL, 0) == 0 && f == 4096, "read once: %zu", f);
+    CHECK(gp_tuning_get() == gp_tuning_get(), "one record");
+    printf("test_tuning: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail ? 1 : 0;
+}
