@@ -1,6 +1,8 @@
 /* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
  * transfers, the error buffer and the cached device properties. The kernels live in
- * cuda_reduce.cu (stats, trap_x, trap_fn) and cuda_sort.cu (keys, sort, merge-split).
+ * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (keys, sort, merge-split) and
+ * cuda_ext.cu (descending keys, key + value sort and merge-split, exact sums), the sort
+ * engine in cuda_bitonic.cuh.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().

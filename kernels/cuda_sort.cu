@@ -1,9 +1,11 @@
 /* cuda_sort.cu — the CUDA backend's order keys, bitonic sort and merge-split.
  *
  * Bitonic sort: the engine of cuda_bitonic.cuh (Programs 6.17-6.19 in the mirror form, any
- * n without materialised padding; tile sort in shared memory, global groups of up to four
- * strides per launch with 16 keys per thread in registers, in-tile finish), with the
- * KeysPolicy: compare-exchange = min / max of the unsigned keys, padding = all ones.
+ * n without materialised padding; tile sort in shared memory, then per level above the tile
+ * its global strides in groups of up to LOGW bits per launch — a thread's registers for
+ * narrow groups, a block's 32 units through shared memory for wide ones (LOGW: 9 for 4-byte
+ * keys, 8 for 8-byte keys) — and the in-tile finish), with the KeysPolicy:
+ * compare-exchange = min / max of the unsigned keys, padding = all ones.
  *
  * Merge-split (Green, Odeh, Birk, "GPU Merge Path", 2012): the output ranks [r0, r1) are
  * cut into pieces of 2048 per block, 8 per thread; each thread finds the start of its 8

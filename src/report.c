@@ -35,7 +35,6 @@ static const char *num(char *buf, size_t len, double x)
     return buf;
 }
 
-/* Derived statistics of a record (NaN where undefined). */
 /* src with every control byte (a newline in a file or dataset name) shown as '?': the
  * summary's header stays one line. */
 static const char *one_line(char *buf, size_t len, const char *src)
@@ -45,6 +44,7 @@ static const char *one_line(char *buf, size_t len, const char *src)
     return buf;
 }
 
+/* Derived statistics of a record (NaN where undefined). */
 static void derived(const gp_stats *s, double *mean, double *l2)
 {
     int64_t k = s->count - s->nan_count;
