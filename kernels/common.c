@@ -101,6 +101,149 @@ double gp_key_to_double(gp_dtype t, uint64_t key)
     return gp_elem_to_double(t, &v);
 }
 
+/* ---- exact 128-bit integers ---------------------------------------------------------- */
+
+gp_i128 gp_i128_from_i64(int64_t v)
+{
+    gp_i128 r;
+    r.lo = (uint64_t)v;
+    r.hi = v < 0 ? -1 : 0;
+    return r;
+}
+
+gp_i128 gp_i128_from_u64(uint64_t v)
+{
+    gp_i128 r;
+    r.lo = v;
+    r.hi = 0;
+    return r;
+}
+
+gp_i128 gp_i128_add(gp_i128 a, gp_i128 b)
+{
+    gp_i128 r;
+    r.lo = a.lo + b.lo;
+    r.hi = (int64_t)((uint64_t)a.hi + (uint64_t)b.hi + (r.lo < a.lo ? 1u : 0u));
+    return r;
+}
+
+int gp_i128_cmp(gp_i128 a, gp_i128 b)
+{
+    if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
+    if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
+    return 0;
+}
+
+/* |a| as an unsigned 128-bit magnitude (*mh:*ml; 2^127 for the most negative value);
+ * returns 1 when a < 0. */
+static int i128_mag(gp_i128 a, uint64_t *mh, uint64_t *ml)
+{
+    if (a.hi >= 0) {
+        *mh = (uint64_t)a.hi;
+        *ml = a.lo;
+        return 0;
+    }
+    *ml = ~a.lo + 1u;
+    *mh = ~(uint64_t)a.hi + (*ml == 0 ? 1u : 0u);
+    return 1;
+}
+
+/* (mh * 2^64 + ml + f) * 2^e rounded once to the nearest double (ties to even), where f is
+ * 0 when sticky == 0 and some fraction strictly inside (0, 1) otherwise. The magnitude must
+ * not be zero. Normalised so that bit 127 is set, the top 64 bits with every lower bit (and
+ * f) folded into bit 0 round to 53 bits exactly as the whole value would: the rounding bit
+ * of those 64 is bit 10. */
+static double round_mag(uint64_t mh, uint64_t ml, int e, int sticky)
+{
+    int s = 0;
+    if (mh == 0) {
+        mh = ml;
+        ml = 0;
+        s = 64;
+    }
+    while (!(mh >> 63)) {
+        mh = (mh << 1) | (ml >> 63);
+        ml <<= 1;
+        s++;
+    }
+    const uint64_t m = mh | ((ml != 0 || sticky) ? 1u : 0u);
+    return ldexp((double)m, e + 64 - s);
+}
+
+double gp_i128_to_double(gp_i128 a)
+{
+    uint64_t mh, ml;
+    const int neg = i128_mag(a, &mh, &ml);
+    if (mh == 0 && ml == 0) return 0.0;
+    const double m = round_mag(mh, ml, 0, 0);
+    return neg ? -m : m;
+}
+
+/* *mh:*ml = floor(N / d) in place and returns N mod d; d in [1, 2^63] (binary long
+ * division: the remainder stays below d, so doubling it cannot overflow). */
+static uint64_t udivmod128(uint64_t *mh, uint64_t *ml, uint64_t d)
+{
+    uint64_t r = 0, qh = 0, ql = 0;
+    for (int i = 127; i >= 0; i--) {
+        const uint64_t bit = i >= 64 ? (*mh >> (i - 64)) & 1u : (*ml >> i) & 1u;
+        r = (r << 1) | bit;
+        qh = (qh << 1) | (ql >> 63);
+        ql <<= 1;
+        if (r >= d) {
+            r -= d;
+            ql |= 1u;
+        }
+    }
+    *mh = qh;
+    *ml = ql;
+    return r;
+}
+
+double gp_i128_div(gp_i128 a, int64_t d)
+{
+    if (d <= 0) return NAN;
+    uint64_t qh, ql;
+    const int neg = i128_mag(a, &qh, &ql);
+    if (qh == 0 && ql == 0) return 0.0;
+    const uint64_t ud = (uint64_t)d;
+    uint64_t r = udivmod128(&qh, &ql, ud);
+    /* a quotient below 2^63 gets more bits from the fraction r / d (value = q * 2^e), so
+     * that the rounding sees 64 significant bits and the rest only as a sticky bit */
+    int e = 0;
+    while (qh == 0 && !(ql >> 63)) {
+        r <<= 1;
+        ql <<= 1;
+        if (r >= ud) {
+            r -= ud;
+            ql |= 1u;
+        }
+        e--;
+    }
+    const double m = round_mag(qh, ql, e, r != 0);
+    return neg ? -m : m;
+}
+
+size_t gp_i128_to_dec(gp_i128 a, char *buf, size_t len)
+{
+    char rev[GP_I128_DEC_LEN];
+    size_t k = 0;
+    uint64_t mh, ml;
+    const int neg = i128_mag(a, &mh, &ml);
+    do {
+        rev[k++] = (char)('0' + udivmod128(&mh, &ml, 10));
+    } while (mh != 0 || ml != 0);
+    const size_t need = k + (neg ? 1u : 0u);
+    if (len < need + 1) {
+        if (len > 0) buf[0] = '\0';
+        return 0;
+    }
+    size_t j = 0;
+    if (neg) buf[j++] = '-';
+    while (k > 0) buf[j++] = rev[--k];
+    buf[j] = '\0';
+    return j;
+}
+
 /* ---- statistics record --------------------------------------------------------------- */
 
 gp_stats gp_stats_empty(void)
@@ -131,7 +274,10 @@ gp_stats gp_stats_combine(const gp_stats *lo, const gp_stats *hi)
     gp_stats r;
     r.count = lo->count + hi->count;
     r.nan_count = lo->nan_count + hi->nan_count;
-    r.sum = lo->sum + hi->sum;
+    r.has_isum = lo->has_isum && hi->has_isum;
+    r.reserved = 0;
+    r.isum = gp_i128_add(lo->isum, hi->isum);
+    r.sum = r.has_isum ? gp_i128_to_double(r.isum) : lo->sum + hi->sum;
     r.sumsq = lo->sumsq + hi->sumsq;
     r.min_key = lo->min_key < hi->min_key ? lo->min_key : hi->min_key;
     r.max_key = lo->max_key > hi->max_key ? lo->max_key : hi->max_key;
@@ -149,6 +295,86 @@ gp_stats gp_stats_combine(const gp_stats *lo, const gp_stats *hi)
     if (r.has_x)
         r.trap += (hi->xfirst - lo->xlast) * (lo->ylast + hi->yfirst) * 0.5;
     return r;
+}
+
+double gp_stats_mean(const gp_stats *s)
+{
+    const int64_t k = s->count - s->nan_count;
+    if (k <= 0) return NAN;
+    if (s->has_isum) return gp_i128_div(s->isum, k);
+    return s->sum / (double)k;
+}
+
+/* The element of integer type t whose key is `key`, as a gp_i128. */
+static gp_i128 int_of_key(gp_dtype t, uint64_t key)
+{
+    union { int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
+    v.u64 = 0;
+    gp_key_to_elem(t, key, &v);
+    switch (t) {
+    case GP_I32: return gp_i128_from_i64(v.i32);
+    case GP_I64: return gp_i128_from_i64(v.i64);
+    case GP_U32: return gp_i128_from_u64(v.u32);
+    default: return gp_i128_from_u64(v.u64);
+    }
+}
+
+/* 192-bit two's complement words, least significant first: room for 2 * isum - y0 - y1. */
+typedef struct i192 {
+    uint64_t w[3];
+} i192;
+
+static i192 i192_of(gp_i128 a)
+{
+    i192 r = {{a.lo, (uint64_t)a.hi, a.hi < 0 ? UINT64_MAX : 0u}};
+    return r;
+}
+
+static i192 i192_add(i192 a, i192 b)
+{
+    i192 r;
+    unsigned carry = 0;
+    for (int i = 0; i < 3; i++) {
+        const uint64_t s = a.w[i] + b.w[i];
+        const unsigned c1 = s < a.w[i];
+        r.w[i] = s + carry;
+        carry = c1 | (r.w[i] < s);
+    }
+    return r;
+}
+
+static i192 i192_neg(i192 a)
+{
+    i192 r;
+    unsigned carry = 1;
+    for (int i = 0; i < 3; i++) {
+        r.w[i] = ~a.w[i] + carry;
+        carry = carry && r.w[i] == 0;
+    }
+    return r;
+}
+
+double gp_stats_int_trap_bracket(gp_dtype t, const gp_stats *s)
+{
+    if (gp_dtype_size(t) == 0 || gp_dtype_is_float(t) || !s->has_isum) return NAN;
+    if (s->count < 2) return 0.0;
+    /* X = 2 isum - y0 - y_last exactly; the bracket is X / 2 */
+    const i192 sum = i192_of(s->isum);
+    const i192 ends = i192_add(i192_of(int_of_key(t, s->first_key)),
+                               i192_of(int_of_key(t, s->last_key)));
+    i192 x = i192_add(i192_add(sum, sum), i192_neg(ends));
+    const int neg = (x.w[2] >> 63) != 0;
+    if (neg) x = i192_neg(x);
+    if (x.w[0] == 0 && x.w[1] == 0 && x.w[2] == 0) return 0.0;
+    int e = -1, sticky = 0;
+    if (x.w[2] != 0) { /* |X| >= 2^128 (only past any real count): drop one bit, kept sticky */
+        sticky = (int)(x.w[0] & 1u);
+        x.w[0] = (x.w[0] >> 1) | (x.w[1] << 63);
+        x.w[1] = (x.w[1] >> 1) | (x.w[2] << 63);
+        e = 0;
+    }
+    const double m = round_mag(x.w[1], x.w[0], e, sticky);
+    return neg ? -m : m;
 }
 
 /* ---- built-in integrands ------------------------------------------------------------- */
@@ -183,6 +409,9 @@ double gp_func_eval(gp_func f, double x)
 
 double gp_func_exact(gp_func f, double a, double b)
 {
+    if ((unsigned)f >= GP_NFUNCS) return NAN;
+    if (a == b) return 0.0;
+    if (b < a) return -gp_func_exact(f, b, a);
     long double A = a, B = b;
     switch (f) {
     /* (b^3 - a^3) / 3 without the cancellation of two close cubes */

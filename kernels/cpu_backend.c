@@ -16,6 +16,10 @@
  * partials (covering 2^k1 > 2^k2 > ... chunks, oldest first) are added from the newest
  * to the oldest: p1 + (p2 + (... + pr)). The error bound is therefore about
  * (1024 + log2(chunks)) * eps * sum|term|, and the result depends only on the input.
+ * Integer data (gp_cpu_stats) sum exactly instead: per chunk the 64-bit two's complement
+ * images of the elements add into one word, their carries and sign extensions into a
+ * second (a chunk's high word stays within +-4096), and the chunk's 128-bit total adds
+ * into the record's gp_i128; `sum` is that exact sum rounded once.
  *
  * Key mapping. The element <-> key maps below (key_f32 ... ) are inlined copies of
  * gp_key_of / gp_key_to_elem in common.c, used so that the per-element loops need no
@@ -103,20 +107,26 @@ typedef struct stats_acc {
     uint64_t min_key, max_key; /* over non-NaN elements */
     uint64_t prev_key;         /* key of the element before the current chunk */
     psum sum, sumsq;
+    gp_i128 isum;              /* integer types: the exact sum so far */
 } stats_acc;
 
-/* STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD) defines
+/* STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG) defines
  *   static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)
  * which folds elements [i0, i1) (at most one chunk) of y into *a. UT: the unsigned type of
  * the element's bits and key; CT: the C type of the element; KEY(bits) -> key;
  * ISNAN(bits) -> int; TOD(value) -> double. NaN elements add +0.0 to the lanes, which
- * leaves them bit-identical because a lane starting at +0.0 can never hold -0.0. */
-#define STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD)                                          \
+ * leaves them bit-identical because a lane starting at +0.0 can never hold -0.0.
+ * INTSUM = 0 (float types): the values add into the float64 lanes; INTSUM = 1 (integer
+ * types): they add exactly into a->isum (the file comment), NEG(value) being 1 for a
+ * negative value (0 always for unsigned types). */
+#define STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                             \
     static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)                   \
     {                                                                                        \
         const unsigned char *p = (const unsigned char *)y;                                  \
         double s[4] = {0.0, 0.0, 0.0, 0.0}, q[4] = {0.0, 0.0, 0.0, 0.0};                    \
         uint64_t hash = a->hash, kmin = a->min_key, kmax = a->max_key, prev = a->prev_key;   \
+        uint64_t ilo = 0;                                                                    \
+        int64_t ihi = 0;                                                                     \
         int64_t nans = 0, desc = 0;                                                          \
         for (int64_t i = i0; i < i1; i++) {                                                  \
             UT bits;                                                                         \
@@ -126,7 +136,13 @@ typedef struct stats_acc {
             uint64_t k = (uint64_t)KEY(bits);                                                \
             int isnan_ = ISNAN(bits);                                                        \
             double d = isnan_ ? 0.0 : TOD(val);                                              \
-            s[(i - i0) & 3] += d;                                                            \
+            if (INTSUM) {                                                                    \
+                const uint64_t w = (uint64_t)val; /* two's complement image */               \
+                ilo += w;                                                                    \
+                ihi += (int64_t)(ilo < w) - (int64_t)NEG(val);                               \
+            } else {                                                                         \
+                s[(i - i0) & 3] += d;                                                        \
+            }                                                                                \
             q[(i - i0) & 3] += d * d;                                                        \
             hash += gp_mix64(k);                                                             \
             desc += prev > k;                                                                \
@@ -137,7 +153,14 @@ typedef struct stats_acc {
                 kmax = k > kmax ? k : kmax;                                                  \
             }                                                                                \
         }                                                                                    \
-        psum_push(&a->sum, (s[0] + s[1]) + (s[2] + s[3]));                                   \
+        if (INTSUM) {                                                                        \
+            gp_i128 c;                                                                       \
+            c.lo = ilo;                                                                      \
+            c.hi = ihi;                                                                      \
+            a->isum = gp_i128_add(a->isum, c);                                               \
+        } else {                                                                             \
+            psum_push(&a->sum, (s[0] + s[1]) + (s[2] + s[3]));                               \
+        }                                                                                    \
         psum_push(&a->sumsq, (q[0] + q[1]) + (q[2] + q[3]));                                 \
         a->hash = hash;                                                                      \
         a->min_key = kmin;                                                                   \
@@ -154,13 +177,15 @@ typedef struct stats_acc {
 #define ISNAN_F64(b) (((b) & 0x7FFFFFFFFFFFFFFFull) > 0x7FF0000000000000ull)
 #define NEVER_NAN(b) ((void)(b), 0)
 #define TO_DOUBLE(v) ((double)(v))
+#define IS_NEG(v) ((v) < 0)
+#define NEVER_NEG(v) ((void)(v), 0)
 
-STATS_CHUNK(stats_chunk_f32, uint32_t, float, gp_key_f32_bits, ISNAN_F32, TO_DOUBLE)
-STATS_CHUNK(stats_chunk_f64, uint64_t, double, gp_key_f64_bits, ISNAN_F64, TO_DOUBLE)
-STATS_CHUNK(stats_chunk_i32, uint32_t, int32_t, KEY_I32, NEVER_NAN, TO_DOUBLE)
-STATS_CHUNK(stats_chunk_i64, uint64_t, int64_t, KEY_I64, NEVER_NAN, TO_DOUBLE)
-STATS_CHUNK(stats_chunk_u32, uint32_t, uint32_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
-STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
+STATS_CHUNK(stats_chunk_f32, uint32_t, float, gp_key_f32_bits, ISNAN_F32, TO_DOUBLE, 0, NEVER_NEG)
+STATS_CHUNK(stats_chunk_f64, uint64_t, double, gp_key_f64_bits, ISNAN_F64, TO_DOUBLE, 0, NEVER_NEG)
+STATS_CHUNK(stats_chunk_i32, uint32_t, int32_t, KEY_I32, NEVER_NAN, TO_DOUBLE, 1, IS_NEG)
+STATS_CHUNK(stats_chunk_i64, uint64_t, int64_t, KEY_I64, NEVER_NAN, TO_DOUBLE, 1, IS_NEG)
+STATS_CHUNK(stats_chunk_u32, uint32_t, uint32_t, KEY_ID, NEVER_NAN, TO_DOUBLE, 1, NEVER_NEG)
+STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE, 1, NEVER_NEG)
 
 
 /* Statistics of y[0, n) — the CPU twin of gp_backend.stats.
@@ -168,13 +193,14 @@ STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE)
  * t: element type; y: n elements of type t (host memory; may be NULL only when n == 0);
  * flags: GP_STATS_ORDER, GP_STATS_NOHASH (hash = 0); out: receives the record.
  * Fills count, nan_count, sum and sumsq (of the non-NaN elements, each converted as
- * (double)value, float32 included, in the fixed order of the file comment), min_key /
+ * (double)value, float32 included, in the fixed order of the file comment; for integer
+ * types isum = the exact sum, has_isum = 1 and sum = isum rounded once), min_key /
  * max_key (over non-NaN elements; UINT64_MAX / 0 when there is none), hash (sum mod 2^64
  * of gp_mix64(key) over all elements, NaNs included), first_key / last_key and yfirst /
  * ylast (elements 0 and n-1; NaN kept), descents (number of i with key[i] > key[i+1],
  * NaN keys included) and order_valid = 1 when flags has GP_STATS_ORDER, else descents = 0
  * and order_valid = 0. Always has_x = 0 and trap = xfirst = xlast = 0. For n == 0 the
- * record is gp_stats_empty() with has_x = 0 and order_valid as above.
+ * record is gp_stats_empty() with has_x = 0 and order_valid and has_isum as above.
  * One pass over the data; the result is bitwise reproducible.
  * Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL out, unknown flags). */
 int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out)
@@ -191,6 +217,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
         *out = gp_stats_empty();
         out->has_x = 0;
         out->order_valid = order;
+        out->has_isum = !gp_dtype_is_float(t);
         return GP_OK;
     }
 
@@ -218,6 +245,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     a.prev_key = first_key; /* so element 0 never counts as a descent */
     psum_init(&a.sum);
     psum_init(&a.sumsq);
+    a.isum = gp_i128_from_i64(0);
     for (int64_t c = 0; c < n; c += GP_CPU_CHUNK) {
         int64_t e = (n - c > GP_CPU_CHUNK) ? c + GP_CPU_CHUNK : n;
         chunk(y, c, e, &a);
@@ -227,7 +255,9 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     memset(&s, 0, sizeof s);
     s.count = n;
     s.nan_count = a.nan_count;
-    s.sum = psum_total(&a.sum);
+    s.has_isum = !gp_dtype_is_float(t);
+    s.isum = a.isum;
+    s.sum = s.has_isum ? gp_i128_to_double(a.isum) : psum_total(&a.sum);
     s.sumsq = psum_total(&a.sumsq);
     s.min_key = a.min_key;
     s.max_key = a.max_key;

@@ -6,7 +6,9 @@
  *     thread keeps U 16-byte vector loads in flight (U x 16 bytes per thread per step, the
  *     loads issued before any of them is used) when the data pointer is 16-byte aligned,
  *     and accumulates its own partial record in registers (float32 data in float64;
- *     min/max of 4-byte types on 32-bit keys; vectors without NaN take a branch-free path);
+ *     integer data exactly: 32-bit types in a 64-bit integer, 64-bit types in a 128-bit
+ *     one; min/max of 4-byte types on 32-bit keys; vectors without NaN take a branch-free
+ *     path);
  *   - a warp reduction with __shfl_down_sync (full mask: all 32 lanes of every warp take
  *     part, lanes without data hold the identity), per-warp results in shared memory
  *     indexed by warp id, warp 0 reduces those, thread 0 writes the block's partial;
@@ -21,7 +23,8 @@
  * to run. B = min(RED_MAX_BLOCKS, SMs x resident blocks per SM, ceil(n / elements per thread
  * step)) — so the result may differ in the last bits between GPU models with different SM
  * counts (never between runs on the same model). The CPU twin sums in another (also fixed)
- * order, so CPU and GPU sums agree to rounding, not bitwise.
+ * order, so CPU and GPU float sums agree to rounding, not bitwise; integer sums are exact
+ * (two's complement 128-bit partials combined with carries), the same bits on both.
  *
  * Scratch, allocated on the first call for the current device and kept for the process's
  * life (a new one if the current device changes): a device buffer of RED_MAX_BLOCKS
@@ -55,6 +58,14 @@ struct StatPart {
     long long desc;           /* descents counted so far */
 };
 
+/* Partial statistics of integer data: the StatPart fields (its sum unused, 0) and the exact
+ * sum as a two's complement 128-bit integer ilo + 2^64 * ihi. */
+struct StatPartI {
+    StatPart s;
+    unsigned long long ilo;
+    long long ihi;
+};
+
 template <class P> __device__ __forceinline__ P identity();
 template <> __device__ __forceinline__ double identity<double>() { return 0.0; }
 template <> __device__ __forceinline__ StatPart identity<StatPart>()
@@ -70,6 +81,15 @@ template <> __device__ __forceinline__ StatPart identity<StatPart>()
     return p;
 }
 
+template <> __device__ __forceinline__ StatPartI identity<StatPartI>()
+{
+    StatPartI p;
+    p.s = identity<StatPart>();
+    p.ilo = 0ull;
+    p.ihi = 0;
+    return p;
+}
+
 __device__ __forceinline__ double combine(double a, double b) { return a + b; }
 __device__ __forceinline__ StatPart combine(const StatPart &a, const StatPart &b)
 {
@@ -81,6 +101,15 @@ __device__ __forceinline__ StatPart combine(const StatPart &a, const StatPart &b
     r.mx = a.mx > b.mx ? a.mx : b.mx;
     r.hash = a.hash + b.hash;
     r.desc = a.desc + b.desc;
+    return r;
+}
+__device__ __forceinline__ StatPartI combine(const StatPartI &a, const StatPartI &b)
+{
+    StatPartI r;
+    r.s = combine(a.s, b.s);
+    r.ilo = a.ilo + b.ilo;
+    r.ihi = (long long)((unsigned long long)a.ihi + (unsigned long long)b.ihi +
+                        (r.ilo < a.ilo ? 1ull : 0ull));
     return r;
 }
 
@@ -98,6 +127,14 @@ __device__ __forceinline__ StatPart shfl_down(const StatPart &v, int off)
     r.mx = __shfl_down_sync(FULL_MASK, v.mx, off);
     r.hash = __shfl_down_sync(FULL_MASK, v.hash, off);
     r.desc = __shfl_down_sync(FULL_MASK, v.desc, off);
+    return r;
+}
+__device__ __forceinline__ StatPartI shfl_down(const StatPartI &v, int off)
+{
+    StatPartI r;
+    r.s = shfl_down(v.s, off);
+    r.ilo = __shfl_down_sync(FULL_MASK, v.ilo, off);
+    r.ihi = __shfl_down_sync(FULL_MASK, v.ihi, off);
     return r;
 }
 
@@ -133,15 +170,17 @@ template <class P> __device__ __forceinline__ P block_reduce(P v)
 /* ---- the result block (pinned host memory, mapped) ------------------------------------ */
 
 struct ResultBlock {
-    StatPart stats;               /* result of stats */
+    StatPart stats;               /* result of stats (float types) */
     double dsum;                  /* result of trap_x / trap_fn */
     unsigned long long ends[2];   /* bits of the first and last elements (y or x),
                                      zero-extended */
+    StatPartI istats;             /* result of stats (integer types) */
 };
 
 /* Where one launch puts its partials and its result. */
 struct Sink {
-    void *parts;           /* device: RED_MAX_BLOCKS partial records (StatPart or double) */
+    void *parts;           /* device: RED_MAX_BLOCKS partial records (StatPart, StatPartI or
+                              double) */
     unsigned *ticket;      /* device: blocks finished so far (0 between launches) */
     ResultBlock *result;   /* device view of the mapped host result block */
 };
@@ -225,18 +264,49 @@ template <typename T> __device__ __forceinline__ typename KeyOf<T>::type key_nn(
     return (typename KeyOf<T>::type)gpc_key_of(v);
 }
 
+/* The per-thread sum of T and the partial record of its statistics: float types add in
+ * float64 into a StatPart; integer types exactly into a StatPartI, per thread in a 64-bit
+ * integer (32-bit types: fewer than 2^32 elements per thread, as the 32-bit counters below
+ * assume, cannot overflow it) or a 128-bit one (64-bit types). */
+template <typename T> struct SumOf {
+    typedef double type;
+    typedef StatPart part;
+    static __device__ __forceinline__ double term(T, double d) { return d; }
+};
+template <> struct SumOf<int32_t> {
+    typedef long long type;
+    typedef StatPartI part;
+    static __device__ __forceinline__ long long term(int32_t v, double) { return v; }
+};
+template <> struct SumOf<uint32_t> {
+    typedef unsigned long long type;
+    typedef StatPartI part;
+    static __device__ __forceinline__ unsigned long long term(uint32_t v, double) { return v; }
+};
+template <> struct SumOf<int64_t> {
+    typedef __int128 type;
+    typedef StatPartI part;
+    static __device__ __forceinline__ __int128 term(int64_t v, double) { return v; }
+};
+template <> struct SumOf<uint64_t> {
+    typedef __int128 type;
+    typedef StatPartI part;
+    static __device__ __forceinline__ __int128 term(uint64_t v, double) { return (__int128)v; }
+};
+
 /* One thread's partial statistics (counts fit 32 bits: a thread sees at most n / 256
- * elements of a device-resident array). */
-template <typename K> struct Acc {
-    double sum, sumsq;
+ * elements of a device-resident array). K: the key type, S: the sum's (SumOf). */
+template <typename K, typename S> struct Acc {
+    S sum;
+    double sumsq;
     K mn, mx;
     unsigned long long hash;
     unsigned nan, desc;
 };
 
-template <typename K> __device__ __forceinline__ void acc_init(Acc<K> &a)
+template <typename K, typename S> __device__ __forceinline__ void acc_init(Acc<K, S> &a)
 {
-    a.sum = 0.0;
+    a.sum = 0;
     a.sumsq = 0.0;
     a.mn = (K)~(K)0;
     a.mx = 0;
@@ -245,14 +315,15 @@ template <typename K> __device__ __forceinline__ void acc_init(Acc<K> &a)
     a.desc = 0u;
 }
 
-/* The thread's record as a StatPart. A 32-bit min of all ones (the identity, or a real
- * element with key 0xFFFFFFFF) becomes ~0: the host maps ~0 back to 0xFFFFFFFF when some
- * element was not a NaN (finish_stats). */
-template <typename K> __device__ __forceinline__ StatPart acc_part(const Acc<K> &a)
+/* The thread's record as a StatPart with the given sum. A 32-bit min of all ones (the
+ * identity, or a real element with key 0xFFFFFFFF) becomes ~0: the host maps ~0 back to
+ * 0xFFFFFFFF when some element was not a NaN (gp_cuda_stats). */
+template <typename K, typename S>
+__device__ __forceinline__ StatPart base_part(const Acc<K, S> &a, double sum)
 {
     StatPart p;
     p.nan = a.nan;
-    p.sum = a.sum;
+    p.sum = sum;
     p.sumsq = a.sumsq;
     p.mn = (a.mn == (K)~(K)0) ? ~0ull : (unsigned long long)a.mn;
     p.mx = a.mx;
@@ -261,12 +332,31 @@ template <typename K> __device__ __forceinline__ StatPart acc_part(const Acc<K> 
     return p;
 }
 
+/* The thread's record: float types a StatPart (the float64 sum), integer types a
+ * StatPartI (the exact sum in two 64-bit words). */
+template <typename K> __device__ __forceinline__ StatPart acc_part(const Acc<K, double> &a)
+{
+    return base_part(a, a.sum);
+}
+template <typename K, typename S> __device__ __forceinline__ StatPartI acc_part(const Acc<K, S> &a)
+{
+    StatPartI p;
+    p.s = base_part(a, 0.0);
+    const __int128 v = (__int128)a.sum;
+    p.ilo = (unsigned long long)v;
+    p.ihi = (long long)(v >> 64);
+    return p;
+}
+
+/* Accumulator of a thread for element type T. */
+template <typename T> using AccOf = Acc<typename KeyOf<T>::type, typename SumOf<T>::type>;
+
 /* Adds one element known not to be a NaN: sum, sum of squares, min/max key, hash. */
 template <bool HASH, typename T>
-__device__ __forceinline__ void acc_value(Acc<typename KeyOf<T>::type> &a, T v)
+__device__ __forceinline__ void acc_value(AccOf<T> &a, T v)
 {
     const double d = (double)v;
-    a.sum += d;
+    a.sum += SumOf<T>::term(v, d);
     a.sumsq += d * d;
     const typename KeyOf<T>::type k = key_nn(v);
     a.mn = min(a.mn, k);
@@ -277,7 +367,7 @@ __device__ __forceinline__ void acc_value(Acc<typename KeyOf<T>::type> &a, T v)
 /* Adds the V elements v[0, V) (in that order). Without a NaN among them: no per-element
  * test (the common case); else each NaN counts and the others add. */
 template <bool HASH, typename T, int V>
-__device__ __forceinline__ void acc_add(Acc<typename KeyOf<T>::type> &a, const T (&v)[V])
+__device__ __forceinline__ void acc_add(AccOf<T> &a, const T (&v)[V])
 {
     bool anynan = false;
 #pragma unroll
@@ -302,7 +392,7 @@ __device__ __forceinline__ void acc_add(Acc<typename KeyOf<T>::type> &a, const T
  * descents key(y[i]) > key(y[i+1]) for i in the vector and i < n-1 (each pair counted by
  * the thread that owns y[i]). */
 template <typename T, bool ORDER, bool HASH>
-__device__ __forceinline__ void acc_vector(Acc<typename KeyOf<T>::type> &a, const uint4 &raw,
+__device__ __forceinline__ void acc_vector(AccOf<T> &a, const uint4 &raw,
                                            const T *__restrict__ y, long long c, long long n)
 {
     constexpr int V = 16 / (int)sizeof(T);
@@ -320,15 +410,19 @@ __device__ __forceinline__ void acc_vector(Acc<typename KeyOf<T>::type> &a, cons
     }
 }
 
+/* Where the last block of k_stats puts the result: the float or the integer record. */
+__device__ __forceinline__ StatPart *result_slot(ResultBlock *r, StatPart *) { return &r->stats; }
+__device__ __forceinline__ StatPartI *result_slot(ResultBlock *r, StatPartI *) { return &r->istats; }
+
 /* stats of y[0, n) in one launch (file comment). With ORDER, counts descents; with HASH,
  * sums gp_mix64 of every key. U: 16-byte loads in flight per thread. */
 template <typename T, bool ORDER, bool HASH, int U>
 __global__ void __launch_bounds__(RED_THREADS)
 k_stats(const T *__restrict__ y, long long n, Sink sk)
 {
-    typedef typename KeyOf<T>::type K;
+    typedef typename SumOf<T>::part P;
     constexpr int V = 16 / (int)sizeof(T); /* elements per 16-byte vector */
-    Acc<K> a;
+    AccOf<T> a;
     acc_init(a);
     const long long tid = (long long)blockIdx.x * RED_THREADS + threadIdx.x;
     const long long nth = (long long)gridDim.x * RED_THREADS;
@@ -355,9 +449,9 @@ k_stats(const T *__restrict__ y, long long n, Sink sk)
         if (ORDER && i + 1 < n) a.desc += (gpc_key_of(v[0]) > gpc_key_of(__ldg(y + i + 1))) ? 1u : 0u;
     }
 
-    const StatPart p = block_reduce(acc_part(a));
-    finish_last_block(p, (StatPart *)sk.parts, sk.ticket, &sk.result->stats, y, n, (int)sizeof(T),
-                      sk.result->ends);
+    const P p = block_reduce(acc_part(a));
+    finish_last_block(p, (P *)sk.parts, sk.ticket, result_slot(sk.result, (P *)NULL), y, n,
+                      (int)sizeof(T), sk.result->ends);
 }
 
 /* ---- trapezoid kernels ---------------------------------------------------------------- */
@@ -410,11 +504,9 @@ k_trap_fn(double a, double h, long long n, long long i0, long long i1, Sink sk)
 
 /* ---- host side ------------------------------------------------------------------------ */
 
-constexpr size_t PARTS_BYTES =
-    ((RED_MAX_BLOCKS * sizeof(StatPart) > RED_MAX_BLOCKS * sizeof(double)
-          ? RED_MAX_BLOCKS * sizeof(StatPart)
-          : RED_MAX_BLOCKS * sizeof(double)) +
-     255) / 256 * 256;
+static_assert(sizeof(StatPartI) >= sizeof(StatPart) && sizeof(StatPart) >= sizeof(double),
+              "the largest partial record sizes the scratch");
+constexpr size_t PARTS_BYTES = (RED_MAX_BLOCKS * sizeof(StatPartI) + 255) / 256 * 256;
 
 struct Scratch {
     int device;            /* CUDA ordinal, -1 before the first call */
@@ -611,7 +703,8 @@ uint64_t bits_to_key(gp_dtype t, unsigned long long bits)
  * t: element type; y: device pointer to n elements of type t (any element-aligned address;
  * 16-byte aligned data take the vector-load path); flags: GP_STATS_ORDER, GP_STATS_NOHASH; out: host
  * record. Fills count, nan_count, sum / sumsq (float64 over the non-NaN elements; float32
- * data converted exactly), min_key / max_key (non-NaN elements; UINT64_MAX / 0 if none),
+ * data converted exactly; integer data: isum = the exact sum, has_isum = 1, sum = isum
+ * rounded once, bitwise the CPU twin's), min_key / max_key (non-NaN elements; UINT64_MAX / 0 if none),
  * hash (sum mod 2^64 of gp_mix64(key) over all elements), first/last key and yfirst/ylast
  * (elements 0 and n-1, NaN kept), descents and order_valid = 1 with GP_STATS_ORDER (else
  * descents = 0, order_valid = 0); has_x = 0, trap = xfirst = xlast = 0. n == 0 gives
@@ -632,6 +725,7 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
         *out = gp_stats_empty();
         out->has_x = 0;
         out->order_valid = order ? 1 : 0;
+        out->has_isum = gp_dtype_is_float(t) ? 0 : 1;
         return GP_OK;
     }
     const gpc_devinfo *d = NULL;
@@ -652,21 +746,29 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
     }
     if (rc) return rc;
     const ResultBlock r = *s->host;
+    const bool isint = !gp_dtype_is_float(t);
+    const StatPart &p = isint ? r.istats.s : r.stats;
 
     gp_stats st;
     memset(&st, 0, sizeof st);
     st.count = n;
-    st.nan_count = r.stats.nan;
-    st.sum = r.stats.sum;
-    st.sumsq = r.stats.sumsq;
-    /* 4-byte types: the kernel's 32-bit min of all ones comes back as ~0 (acc_part) */
-    st.min_key = (gp_dtype_size(t) == 4 && r.stats.mn == ~0ull && r.stats.nan < n) ? 0xFFFFFFFFull
-                                                                                    : r.stats.mn;
-    st.max_key = r.stats.mx;
-    st.hash = r.stats.hash;
+    st.nan_count = p.nan;
+    if (isint) {
+        st.has_isum = 1;
+        st.isum.lo = r.istats.ilo;
+        st.isum.hi = r.istats.ihi;
+        st.sum = gp_i128_to_double(st.isum);
+    } else {
+        st.sum = p.sum;
+    }
+    st.sumsq = p.sumsq;
+    /* 4-byte types: the kernel's 32-bit min of all ones comes back as ~0 (base_part) */
+    st.min_key = (gp_dtype_size(t) == 4 && p.mn == ~0ull && p.nan < n) ? 0xFFFFFFFFull : p.mn;
+    st.max_key = p.mx;
+    st.hash = p.hash;
     st.first_key = bits_to_key(t, r.ends[0]);
     st.last_key = bits_to_key(t, r.ends[1]);
-    st.descents = order ? r.stats.desc : 0;
+    st.descents = order ? p.desc : 0;
     st.yfirst = bits_to_double(t, r.ends[0]);
     st.ylast = bits_to_double(t, r.ends[1]);
     st.trap = 0.0;

@@ -112,18 +112,54 @@ static inline GP_HD uint64_t gp_mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
+/* ---- exact 128-bit integers (kernels/common.c) ---------------------------------------- */
+/* A signed 128-bit integer in two's complement, value = hi * 2^64 + lo: plain data of two
+ * 64-bit words (no compiler extension), so that records holding one move between ranks as
+ * bytes. The exact integer sums of the statistics record use it: n elements of at most 64
+ * bits sum to less than n * 2^64 in magnitude, which fits for any n below 2^63. */
+typedef struct gp_i128 {
+    uint64_t lo; /* bits 0..63 */
+    int64_t  hi; /* bits 64..127 (the sign is bit 63 of hi) */
+} gp_i128;
+
+/* Characters gp_i128_to_dec needs at most: a sign, 39 digits and the terminating NUL. */
+#define GP_I128_DEC_LEN 41
+
+/* v as a gp_i128 (sign-extended / zero-extended). */
+gp_i128 gp_i128_from_i64(int64_t v);
+gp_i128 gp_i128_from_u64(uint64_t v);
+/* a + b modulo 2^128 (exact whenever the true sum is in [-2^127, 2^127)). */
+gp_i128 gp_i128_add(gp_i128 a, gp_i128 b);
+/* -1, 0 or +1 as a < b, a == b, a > b. */
+int gp_i128_cmp(gp_i128 a, gp_i128 b);
+/* a rounded once to the nearest double, ties to even (exact up to 2^53 in magnitude). */
+double gp_i128_to_double(gp_i128 a);
+/* a / d rounded once to the nearest double, ties to even (not (double)a / d, which rounds
+ * twice); d must be > 0 (NaN otherwise). The result is never zero unless a is. */
+double gp_i128_div(gp_i128 a, int64_t d);
+/* Writes a in full decimal ("-170141183460469231731687303715884105728" at the most: up to
+ * GP_I128_DEC_LEN characters with the NUL) into buf. Returns the length written (without
+ * the NUL), or 0 with buf = "" (when len > 0) if len is too small. */
+size_t gp_i128_to_dec(gp_i128 a, char *buf, size_t len);
+
 /* ---- the statistics record ----------------------------------------------------------- */
 /* One record describes one contiguous piece (a shard, or several adjacent shards after
  * gp_stats_combine). It is plain data: MPI moves it as bytes and combines it with
  * gp_stats_combine (non-commutative: `lo` is the piece that comes first in index order).
- * Derived values, as gpuprim_mpi reports them: mean = sum / (count - nan_count), L2 norm =
+ * Derived values, as gpuprim_mpi reports them: mean = gp_stats_mean, L2 norm =
  * sqrt(sumsq), min / max = gp_key_to_double(dtype, min_key / max_key) (none when
- * count == nan_count). */
+ * count == nan_count).
+ * Sums by element type: float32 / float64 data accumulate `sum` in float64 (isum = 0,
+ * has_isum = 0); integer data (i32, i64, u32, u64) accumulate the exact integer `isum`
+ * (has_isum = 1), and `sum` is isum rounded once to double — the same bits on every
+ * backend and for any split into pieces. */
 typedef struct gp_stats {
     int64_t  count;      /* elements in the piece, NaNs included */
     int64_t  nan_count;  /* NaN elements (always 0 for integer types) */
-    double   sum;        /* sum of the non-NaN elements, accumulated in float64 */
+    double   sum;        /* sum of the non-NaN elements: float types accumulated in float64;
+                            integer types gp_i128_to_double(isum) */
     double   sumsq;      /* sum of squares of the non-NaN elements, float64 */
+    gp_i128  isum;       /* integer types: the exact sum of the elements; 0 for floats */
     uint64_t min_key;    /* key of the smallest non-NaN element; UINT64_MAX when none */
     uint64_t max_key;    /* key of the largest non-NaN element; 0 when none */
     uint64_t hash;       /* sum mod 2^64 of gp_mix64(key) over all elements: a fingerprint
@@ -139,6 +175,8 @@ typedef struct gp_stats {
     double   xlast;      /* x[count-1] (only when has_x) */
     int32_t  has_x;      /* 1 when trap/xfirst/xlast were filled by a trap_x call */
     int32_t  order_valid;/* 1 when descents was computed (GP_STATS_ORDER) */
+    int32_t  has_isum;   /* 1 when isum is the exact sum (integer types), else 0 */
+    int32_t  reserved;   /* 0 (keeps the record free of padding bytes) */
 } gp_stats;
 
 /* flags for backend->stats */
@@ -147,13 +185,28 @@ typedef struct gp_stats {
                                is most of the kernel's instructions; for statistics only */
 
 /* The record of an empty piece (count 0, min_key UINT64_MAX, everything else 0; has_x and
- * order_valid are 1 so that an empty piece never clears them in a combine). */
+ * order_valid are 1 so that an empty piece never clears them in a combine; has_isum is 0,
+ * and a piece of count 0 never decides has_isum in a combine either). */
 gp_stats gp_stats_empty(void);
 /* Combines two adjacent pieces, lo before hi: counts and sums add, min/max/hash combine,
  * descents add plus one if lo's last key > hi's first key, first comes from lo (unless
  * empty) and last from hi, and with has_x the pair term across the boundary,
- * (hi.xfirst - lo.xlast)*(lo.ylast + hi.yfirst)/2, is added to trap. */
+ * (hi.xfirst - lo.xlast)*(lo.ylast + hi.yfirst)/2, is added to trap. When one piece has
+ * count 0 the result is the other piece (has_x and order_valid ANDed). Otherwise, when both
+ * have has_isum, isum adds exactly and sum = gp_i128_to_double(isum); else sum is
+ * lo.sum + hi.sum (float64) and has_isum = 0. */
 gp_stats gp_stats_combine(const gp_stats *lo, const gp_stats *hi);
+
+/* The mean of the non-NaN elements: with has_isum, isum / count rounded once
+ * (gp_i128_div); else sum / (count - nan_count) in float64. NaN when there is none. */
+double gp_stats_mean(const gp_stats *s);
+
+/* The bracket of the uniform trapezoid rule of integer samples (t an integer type, s with
+ * has_isum and count >= 2): isum - (y_0 + y_{count-1}) / 2 with y_0 and y_{count-1} the
+ * exact elements of first_key / last_key, computed exactly (it may need 129 bits) and
+ * rounded once to double. The integral with spacing h is h times it. 0 when count < 2;
+ * NaN for a float t or without has_isum. */
+double gp_stats_int_trap_bracket(gp_dtype t, const gp_stats *s);
 
 /* ---- built-in integrands (the chapter's Dev_trap) ------------------------------------- */
 typedef enum gp_func {
@@ -167,7 +220,8 @@ typedef enum gp_func {
 const char *gp_func_name(gp_func f);
 /* Returns 0 and sets *f, or -1 for an unknown name. */
 int gp_func_parse(const char *s, gp_func *f);
-/* The exact integral of f over [a, b] in long double arithmetic (for reports and tests). */
+/* The exact integral of f over [a, b] in long double arithmetic (for reports and tests).
+ * Either order: for b < a it is -gp_func_exact(f, b, a) (bitwise), and +0.0 when a == b. */
 double gp_func_exact(gp_func f, double a, double b);
 
 /* The exact (Kulisch) accumulator of exact_sum below; defined in gp_ext.h. */
@@ -192,8 +246,10 @@ typedef struct gp_backend {
     int (*download)(void *host, const void *dev, size_t bytes);
 
     /* Statistics of y[0..n) (element type t, device pointer) into *out (all fields but the
-     * x ones; has_x = 0). flags: GP_STATS_ORDER. Float data accumulate in float64. The
-     * result is bitwise the same on every run for the same input and backend. */
+     * x ones; has_x = 0). flags: GP_STATS_ORDER. Float data accumulate in float64; integer
+     * data accumulate the exact isum (has_isum = 1; sum = isum rounded once, so sum and
+     * isum are the same bits on both backends). The result is bitwise the same on every
+     * run for the same input and backend. */
     int (*stats)(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
 
     /* Trapezoid rule over non-uniform samples: sets io->trap = sum over i in [0, n-1) of

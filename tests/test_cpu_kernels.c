@@ -6,6 +6,7 @@
  * then "N passed, N failed". The random seed is printed; set GPUPRIM_TEST_SEED=<seed> to
  * reproduce a run.
  */
+#include "gp_ext.h"
 #include "gp_kernels.h"
 
 #include <float.h>
@@ -322,9 +323,29 @@ static void gen(gp_dtype t, int dist, int64_t n, void *buf)
 
 /* ---- stats -------------------------------------------------------------------------------- */
 
+/* The compiler's 128-bit integers: the tests' independent reference for the exact sums
+ * (the library itself uses two 64-bit words, gp_i128). */
+__extension__ typedef __int128 i128_t;
+
+static i128_t from_gp(gp_i128 a) { return (i128_t)a.hi * ((i128_t)1 << 64) + (i128_t)a.lo; }
+
+/* The exact value of an integer element. */
+static i128_t ref_int(gp_dtype t, const void *e)
+{
+    union { int32_t i32; int64_t i64; uint32_t u32; uint64_t u64; } v;
+    memcpy(&v, e, esz(t));
+    switch (t) {
+    case GP_I32: return v.i32;
+    case GP_I64: return v.i64;
+    case GP_U32: return v.u32;
+    default: return v.u64;
+    }
+}
+
 typedef struct ref_stats {
     int64_t count, nan_count, descents;
     long double sum, sumsq, abssum; /* abssum: sum |x| (the scale of the rounding error) */
+    i128_t isum;                    /* integer types: the exact sum */
     int has_inf;
     uint64_t hash, min_key, max_key;
 } ref_stats;
@@ -345,6 +366,7 @@ static ref_stats ref_stats_of(gp_dtype t, const void *y, int64_t n)
             continue;
         }
         double d = ref_double(t, e);
+        if (!gp_dtype_is_float(t)) r.isum += ref_int(t, e);
         if (isinf(d)) r.has_inf = 1;
         r.sum += (long double)d;
         r.sumsq += (long double)d * (long double)d;
@@ -371,9 +393,19 @@ static int close_to(double got, long double ref, long double scale, long double 
     return fabsl((long double)got - ref) <= rel * scale + abs_slack;
 }
 
-/* Checks the sum fields of s against r (skipping what overflow makes undefined). */
-static void check_sums(const gp_stats *s, const ref_stats *r, const char *what)
+/* Checks the sum fields of s against r (skipping what overflow makes undefined). Integer
+ * types: isum exact, sum = isum rounded once (the compiler's conversion), bitwise. */
+static void check_sums(gp_dtype t, const gp_stats *s, const ref_stats *r, const char *what)
 {
+    if (!gp_dtype_is_float(t)) {
+        const double want = (double)r->isum;
+        CHECK(s->has_isum == 1 && from_gp(s->isum) == r->isum && same_double(s->sum, want),
+              "%s: has_isum %d, isum %#" PRIx64 ":%016" PRIx64 ", sum %.17g (want %.17g)", what,
+              (int)s->has_isum, (uint64_t)s->isum.hi, s->isum.lo, s->sum, want);
+    } else {
+        CHECK(s->has_isum == 0 && s->isum.lo == 0 && s->isum.hi == 0,
+              "%s: float record has has_isum %d or a non-zero isum", what, (int)s->has_isum);
+    }
     const long double slack = (long double)r->count * DBL_TRUE_MIN * 4;
     if (r->has_inf) {
         CHECK(!isfinite(s->sum), "%s: sum = %.17g with an infinite element", what, s->sum);
@@ -407,6 +439,7 @@ static void check_stats(gp_dtype t, const void *y, int64_t n)
             gp_stats e = gp_stats_empty();
             e.has_x = 0;
             e.order_valid = (int32_t)(flags & GP_STATS_ORDER);
+            e.has_isum = !gp_dtype_is_float(t);
             CHECK(memcmp(&s, &e, sizeof s) == 0, "stats(n=0, flags=%u) is not the empty record",
                   flags);
             continue;
@@ -432,7 +465,7 @@ static void check_stats(gp_dtype t, const void *y, int64_t n)
         CHECK(s.has_x == 0 && s.trap == 0.0 && s.xfirst == 0.0 && s.xlast == 0.0,
               "x fields not zero (has_x %d trap %g xfirst %g xlast %g)", (int)s.has_x, s.trap,
               s.xfirst, s.xlast);
-        check_sums(&s, &r, flags ? "stats(ORDER)" : "stats");
+        check_sums(t, &s, &r, flags ? "stats(ORDER)" : "stats");
     }
 
     /* two adjacent pieces combined == the whole (the record's combine contract) */
@@ -456,7 +489,9 @@ static void check_stats(gp_dtype t, const void *y, int64_t n)
               "combine(split at %" PRId64 "): first/last differ", k);
     char what[64];
     snprintf(what, sizeof what, "combine(split at %" PRId64 ")", k);
-    check_sums(&c, &r, what);
+    check_sums(t, &c, &r, what);
+    if (!gp_dtype_is_float(t))
+        CHECK(same_double(c.sum, whole.sum), "%s: sum %.17g, whole %.17g", what, c.sum, whole.sum);
 }
 
 /* ---- keys and sort ------------------------------------------------------------------------ */
@@ -840,6 +875,285 @@ static void test_trap_fn(void)
     CHECK(gp_cpu_trap_fn(GP_FN_X2, 0, 1, 10, 0, 11, &ws) == GP_OK, "i1 == n+1 rejected");
 }
 
+/* ---- exact 128-bit integers, the exact integer sums ---------------------------------------- */
+
+__extension__ typedef unsigned __int128 u128_t;
+
+static gp_i128 to_gp(i128_t v)
+{
+    gp_i128 r;
+    r.lo = (uint64_t)(u128_t)v;
+    r.hi = (int64_t)(uint64_t)((u128_t)v >> 64);
+    return r;
+}
+
+#define I128_MAX ((i128_t)(((u128_t)1 << 127) - 1))
+#define I128_MIN (-I128_MAX - 1)
+
+/* A random 128-bit integer of one of several shapes: small, 64-bit, any width, an edge. */
+static i128_t rnd_i128(void)
+{
+    static const int64_t small_edges[] = {0, 1, -1, 2, -2, 3, INT64_MAX, INT64_MIN};
+    const u128_t full = ((u128_t)rnd() << 64) | rnd();
+    switch (rnd() % 6) {
+    case 0: return (i128_t)(int64_t)rnd() / (int64_t)(1 + rnd_upto(1000000));
+    case 1: return (i128_t)rnd();
+    case 2: return (i128_t)full >> rnd_upto(126); /* arithmetic shift: any width */
+    case 3: return (i128_t)full;
+    case 4: { /* near a power of two: 2^k - 1, 2^k, 2^k + 1, and their negatives */
+        const int k = (int)rnd_upto(126);
+        i128_t v = ((i128_t)1 << k) + (i128_t)rnd_upto(2) - 1;
+        return (rnd() & 1) ? -v : v;
+    }
+    default: {
+        const int64_t e = small_edges[rnd_upto(NELEMS(small_edges) - 1)];
+        const int which = (int)rnd_upto(3);
+        return which == 0 ? I128_MAX - (e < 0 ? 0 : e) : which == 1 ? I128_MIN + (e < 0 ? 0 : e) : (i128_t)e;
+    }
+    }
+}
+
+/* 1 when r is x / d (d >= 1) rounded once to the nearest double, ties to even. Exact
+ * integer comparisons in quarter units of r's last place (|x| < 2^124). */
+static int is_rounded_ratio(i128_t x, int64_t d, double r)
+{
+    if (x == 0) return r == 0.0 && !signbit(r);
+    if ((x < 0) != (r < 0) || !isfinite(r) || r == 0.0) return 0;
+    const u128_t u = (u128_t)(x < 0 ? -x : x);
+    int e;
+    const double f = frexp(fabs(r), &e);
+    const u128_t m = (u128_t)ldexp(f, 53); /* r = m * 2^k, 2^52 <= m < 2^53 */
+    const int k = e - 53, sh = 2 - k;      /* quarter-ulp units: scale by 2^(2-k) */
+    u128_t a = u, b = m * (u128_t)d * 4u, unit = (u128_t)d; /* a quarter ulp, times d */
+    if (sh >= 0) {
+        if (sh >= 127 || u > (~(u128_t)0 >> sh)) return 0;
+        a = u << sh;
+    } else {
+        if (-sh >= 127 || b > (~(u128_t)0 >> -sh)) return 0;
+        b <<= -sh;
+        unit <<= -sh;
+    }
+    const u128_t half = 2u * unit;
+    const int even = (int)(m & 1u) == 0;
+    if (a >= b) return a - b < half || (a - b == half && even);
+    /* below r: when m is a power of two the next double down is half as far */
+    const u128_t lhalf = m == ((u128_t)1 << 52) ? unit : half;
+    return b - a < lhalf || (b - a == lhalf && even);
+}
+
+/* a in decimal, independently of gp_i128_to_dec: the digits of |a| by repeated division. */
+static const char *ref_dec(i128_t a, char *buf)
+{
+    char rev[48];
+    int k = 0;
+    u128_t u = (u128_t)(a < 0 ? -(u128_t)a : (u128_t)a);
+    do {
+        rev[k++] = (char)('0' + (int)(u % 10u));
+        u /= 10u;
+    } while (u);
+    int j = 0;
+    if (a < 0) buf[j++] = '-';
+    while (k) buf[j++] = rev[--k];
+    buf[j] = '\0';
+    return buf;
+}
+
+static void test_i128(void)
+{
+    snprintf(g_ctx, sizeof g_ctx, "gp_i128 fixed values");
+    static const struct { i128_t v; const char *dec; } fixed[] = {
+        {0, "0"}, {-1, "-1"}, {(i128_t)UINT64_MAX, "18446744073709551615"},
+        {(i128_t)UINT64_MAX + 1, "18446744073709551616"},
+        {(i128_t)INT64_MIN, "-9223372036854775808"},
+        {(i128_t)INT64_MIN - 1, "-9223372036854775809"},
+        {I128_MAX, "170141183460469231731687303715884105727"},
+        {I128_MIN, "-170141183460469231731687303715884105728"}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        char buf[GP_I128_DEC_LEN];
+        const size_t len = gp_i128_to_dec(to_gp(fixed[i].v), buf, sizeof buf);
+        CHECK(len == strlen(fixed[i].dec) && strcmp(buf, fixed[i].dec) == 0, "to_dec: %s, want %s",
+              buf, fixed[i].dec);
+    }
+    char tiny[40]; /* one short of the most negative value's 40 characters + NUL */
+    CHECK(gp_i128_to_dec(to_gp(I128_MIN), tiny, sizeof tiny) == 0 && tiny[0] == '\0',
+          "to_dec: a too-short buffer was not refused");
+    CHECK(from_gp(gp_i128_from_i64(INT64_MIN)) == INT64_MIN &&
+              from_gp(gp_i128_from_u64(UINT64_MAX)) == (i128_t)UINT64_MAX,
+          "from_i64 / from_u64");
+    CHECK(isnan(gp_i128_div(to_gp(5), 0)) && isnan(gp_i128_div(to_gp(5), -3)), "div by d <= 0");
+    CHECK(gp_i128_to_double(to_gp(I128_MIN)) == -0x1p127 && gp_i128_to_double(to_gp(I128_MAX)) == 0x1p127,
+          "to_double at the ends");
+
+    snprintf(g_ctx, sizeof g_ctx, "gp_i128 random values");
+    for (int it = 0; it < 60000; it++) {
+        const i128_t a = rnd_i128(), b = rnd_i128();
+        const gp_i128 ga = to_gp(a), gb = to_gp(b);
+        const i128_t sum = (i128_t)((u128_t)a + (u128_t)b); /* mod 2^128, like the library */
+        if (!CHECK(from_gp(gp_i128_add(ga, gb)) == sum, "add")) break;
+        if (!CHECK(gp_i128_cmp(ga, gb) == (a < b ? -1 : a > b), "cmp")) break;
+        if (!CHECK(same_double(gp_i128_to_double(ga), (double)a), "to_double %.17g vs %.17g",
+                   gp_i128_to_double(ga), (double)a))
+            break;
+        char got[GP_I128_DEC_LEN], want[48];
+        gp_i128_to_dec(ga, got, sizeof got);
+        if (!CHECK(strcmp(got, ref_dec(a, want)) == 0, "to_dec %s, want %s", got, want)) break;
+        /* the quotient, for |a| < 2^124 and divisors of every size */
+        const i128_t x = a >> 4;
+        const int64_t d = (int64_t)(rnd() >> (2 + rnd_upto(61))) + 1; /* 1 .. 2^62 */
+        const double q = gp_i128_div(to_gp(x), d);
+        if (!CHECK(is_rounded_ratio(x, d, q), "div: %s / %" PRId64 " gave %.17g", ref_dec(x, want), d, q))
+            break;
+        /* the checker itself: neither neighbour of the answer passes it */
+        if (x != 0 && !CHECK(!is_rounded_ratio(x, d, nextafter(q, INFINITY)) &&
+                                 !is_rounded_ratio(x, d, nextafter(q, -INFINITY)),
+                             "div: a neighbour of %.17g passes the rounding check", q))
+            break;
+        if (x > -((i128_t)1 << 53) && x < ((i128_t)1 << 53) && d < ((int64_t)1 << 53))
+            if (!CHECK(same_double(q, (double)x / (double)d), "div: small %s / %" PRId64,
+                       ref_dec(x, want), d))
+                break;
+    }
+    /* ties: (2k+1) * 2^(e) / 2^(e+1)-type quotients land on midpoints */
+    snprintf(g_ctx, sizeof g_ctx, "gp_i128_div midpoints");
+    for (int it = 0; it < 2000; it++) {
+        const i128_t m = ((i128_t)1 << 53) + (i128_t)rnd_upto(((int64_t)1 << 53) - 1); /* 54 bits */
+        const int64_t d = (int64_t)1 << rnd_upto(40);
+        const i128_t x = (rnd() & 1) ? -(m * d) : m * d; /* x / d = m: a tie at 54 bits when m is odd */
+        const double q = gp_i128_div(to_gp(x), d);
+        if (!CHECK(is_rounded_ratio(x, d, q) && same_double(q, (double)x / (double)d),
+                   "tie %.17g", q))
+            break;
+    }
+}
+
+/* The exact trapezoid bracket and the mean of integer records, against the references. */
+static void check_int_derived(gp_dtype t, const void *y, int64_t n, const gp_stats *s)
+{
+    char want[48];
+    const i128_t sum = from_gp(s->isum);
+    if (n >= 1) {
+        const double mean = gp_stats_mean(s);
+        CHECK(is_rounded_ratio(sum, n, mean), "mean %.17g of %s / %" PRId64, mean,
+              ref_dec(sum, want), n);
+    } else {
+        CHECK(isnan(gp_stats_mean(s)), "mean of nothing is %.17g", gp_stats_mean(s));
+    }
+    if (n >= 2) {
+        const i128_t x = 2 * sum - ref_int(t, y) - ref_int(t, elem(t, y, n - 1));
+        const double b = gp_stats_int_trap_bracket(t, s);
+        CHECK(same_double(b, (double)x * 0.5), "trapezoid bracket %.17g, want %.17g", b, (double)x * 0.5);
+    } else {
+        CHECK(gp_stats_int_trap_bracket(t, s) == 0.0, "trapezoid bracket of %" PRId64 " samples", n);
+    }
+}
+
+/* Adds -v into acc exactly, in pieces a double holds exactly (32-bit digits). */
+static void superacc_sub(gp_superacc *acc, i128_t v)
+{
+    for (int k = 0; k < 4; k++) {
+        const i128_t digit = k < 3 ? (i128_t)((u128_t)v & 0xFFFFFFFFu) : v;
+        gp_superacc_add_double(acc, -ldexp((double)digit, 32 * k));
+        v = (v - digit) / ((i128_t)1 << 32);
+    }
+}
+
+/* Integer data at the extremes through the twin: every pattern and length, pieces combined,
+ * the mean and trapezoid bracket, and --reproducible's exact sum agreeing with isum. */
+static void test_int_extremes(void)
+{
+    static const gp_dtype ints[] = {GP_I32, GP_I64, GP_U32, GP_U64};
+    static const int64_t sizes[] = {1, 2, 3, 4095, 4096, 4097, 8193, 100003};
+    const int64_t maxn = 100003;
+    void *y = xmalloc((size_t)maxn * 8);
+    for (size_t ti = 0; ti < sizeof ints / sizeof ints[0]; ti++) {
+        const gp_dtype t = ints[ti];
+        const int w = (int)esz(t) * 8, sgn = t == GP_I32 || t == GP_I64;
+        const uint64_t top = sgn ? ((uint64_t)1 << (w - 1)) - 1 : (w == 64 ? UINT64_MAX : 0xFFFFFFFFu);
+        const uint64_t bottom = sgn ? (uint64_t)1 << (w - 1) : 0; /* bits of the minimum */
+        for (int pat = 0; pat < 5; pat++)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                const int64_t n = sizes[si];
+                static const char *const pats[] = {"all max", "all min", "max/min alternating",
+                                                   "max with small values", "random edges"};
+                snprintf(g_ctx, sizeof g_ctx, "%s n=%" PRId64 " %s", gp_dtype_name(t), n, pats[pat]);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t b = top;
+                    if (pat == 1 || (pat == 2 && (i & 1))) b = bottom;
+                    if (pat == 3 && rnd() % 3 == 0) b = (uint64_t)rnd_upto(9) - (sgn ? 4 : 0);
+                    if (pat == 4) b = special_bits(t);
+                    put_bits(t, y, i, b);
+                }
+                gp_stats s;
+                poison(&s, sizeof s);
+                if (!CHECK(gp_cpu_stats(t, y, n, 0, &s) == GP_OK, "stats failed")) continue;
+                const ref_stats r = ref_stats_of(t, y, n);
+                check_sums(t, &s, &r, "stats");
+                check_int_derived(t, y, n, &s);
+                /* pieces of random lengths, combined in order, give the same record sums */
+                gp_stats acc = gp_stats_empty();
+                for (int64_t at = 0; at < n;) {
+                    const int64_t len = 1 + rnd_upto(n - at - 1 < 5000 ? n - at - 1 : 5000);
+                    gp_stats piece;
+                    gp_cpu_stats(t, elem(t, y, at), len, 0, &piece);
+                    acc = gp_stats_combine(&acc, &piece);
+                    at += len;
+                }
+                CHECK(from_gp(acc.isum) == r.isum && acc.has_isum == 1 && same_double(acc.sum, s.sum),
+                      "pieces combined: isum or sum differs");
+                /* --reproducible's exact sum: the same value, to the last bit */
+                gp_superacc sa;
+                gp_superacc_zero(&sa);
+                CHECK(gp_cpu_exact_sum(t, y, n, GP_SA_VALUES, &sa) == GP_OK &&
+                          same_double(gp_superacc_to_double(&sa), s.sum),
+                      "exact_sum rounds to %.17g, isum to %.17g", gp_superacc_to_double(&sa), s.sum);
+                superacc_sub(&sa, r.isum);
+                CHECK(gp_superacc_sign(&sa) == 0, "exact_sum - isum is not zero");
+            }
+    }
+    free(y);
+
+    /* records made by hand: brackets that need 129 bits, and one that ends in a half */
+    snprintf(g_ctx, sizeof g_ctx, "trapezoid bracket edges");
+    gp_stats s = gp_stats_empty();
+    s.count = 3;
+    s.has_isum = 1;
+    s.isum = to_gp(I128_MAX); /* 2 isum = 2^128 - 2 */
+    s.first_key = s.last_key = 0;
+    CHECK(gp_stats_int_trap_bracket(GP_U64, &s) == 0x1p127, "bracket of 2^127 - 1");
+    s.isum = to_gp(I128_MIN);
+    s.first_key = s.last_key = UINT64_MAX; /* INT64_MAX as an i64 key */
+    CHECK(gp_stats_int_trap_bracket(GP_I64, &s) == -0x1p127, "bracket of -2^127 - 2^63 + 1");
+    s.isum = to_gp(3);
+    s.first_key = 0;
+    s.last_key = 1; /* u64: y0 = 0, y_last = 1: 3 - 1/2 */
+    CHECK(gp_stats_int_trap_bracket(GP_U64, &s) == 2.5, "bracket 2.5: %.17g",
+          gp_stats_int_trap_bracket(GP_U64, &s));
+    CHECK(isnan(gp_stats_int_trap_bracket(GP_F64, &s)), "bracket of a float type");
+    s.has_isum = 0;
+    CHECK(isnan(gp_stats_int_trap_bracket(GP_U64, &s)), "bracket without has_isum");
+    s.count = 4;
+    s.sum = 10.0;
+    CHECK(gp_stats_mean(&s) == 2.5, "float mean");
+}
+
+/* gp_func_exact in both orders: minus the other order bitwise, +0.0 for an empty interval. */
+static void test_func_exact_order(void)
+{
+    snprintf(g_ctx, sizeof g_ctx, "gp_func_exact order");
+    static const double ab[][2] = {{0, 3}, {-2, 5}, {1e-3, 700}, {-30, -1}, {-1e300, 1e300}, {0.1, 0.3}};
+    for (int f = 0; f < GP_NFUNCS; f++)
+        for (size_t i = 0; i < sizeof ab / sizeof ab[0]; i++) {
+            const double a = ab[i][0], b = ab[i][1];
+            const double fw = gp_func_exact((gp_func)f, a, b), bw = gp_func_exact((gp_func)f, b, a);
+            CHECK(same_double(bw, -fw), "%s [%g, %g]: %.17g vs %.17g", gp_func_name((gp_func)f), a,
+                  b, fw, bw);
+            const double z = gp_func_exact((gp_func)f, a, a);
+            CHECK(z == 0.0 && !signbit(z), "%s over [%g, %g]: %.17g", gp_func_name((gp_func)f), a, a, z);
+        }
+    CHECK(same_double(gp_func_exact(GP_FN_X2, 3, 0), -9.0), "x2 from 3 to 0: %.17g",
+          gp_func_exact(GP_FN_X2, 3, 0));
+}
+
 /* ---- the per-type, per-size, per-distribution sweep --------------------------------------- */
 
 static void test_sweep(void)
@@ -1016,6 +1330,9 @@ int main(void)
     double t = t0;
     struct { const char *name; void (*fn)(void); } parts[] = {
         {"invalid arguments and backend table", test_invalid_and_table},
+        {"128-bit integers", test_i128},
+        {"integer sums at the extremes", test_int_extremes},
+        {"gp_func_exact in both orders", test_func_exact_order},
         {"trap_fn", test_trap_fn},
         {"sort extras", test_sort_extra},
         {"merge_split", test_merge_split_all},

@@ -10,12 +10,15 @@
  * sorted, reversed, fewunique and special (floats: NaNs of several payloads and signs,
  * +-inf, -0.0/+0.0, denormals, huge values; integers: the extremes):
  *   stats (with and without GP_STATS_ORDER, also from an element-offset pointer): every
- *     integer field exact; sum/sumsq within TOL_SUM * sum|x| (resp. sum x^2): the twin and
- *     the GPU sum in different (each fixed) orders; two GPU calls bitwise identical;
+ *     integer field exact; float sum/sumsq within TOL_SUM * sum|x| (resp. sum x^2): the twin
+ *     and the GPU sum in different (each fixed) orders; the exact sum of integer data (isum,
+ *     and sum = isum rounded) bitwise the twin's; two GPU calls bitwise identical;
  *   trap_x: within TOL_TRAPX * sum|term|, xfirst/xlast exact, other fields kept;
  *   to_keys, sort_keys, from_keys: bit-exact against the twin after each step; sort_values
  *   (the three in one call) bit-exact against them; and the 64
  *     elements past n of the device buffer (poisoned with 0xA5) never written;
+ * integer data at the extremes whose sums pass 64 bits (up to 2^22 + 5 elements) against
+ * the twin and an exact sum of 32-bit halves;
  * repeated sorts of one array (graph replay) and sorts of an array 1 element and 16 bytes
  * into its allocation (the tile kernels' scalar and vector paths; nothing around it
  * written), against the twin;
@@ -293,6 +296,13 @@ static void compare_stats(const tcase *c, const gp_stats *g, const gp_stats *w, 
     } else {
         CHECK(c, g->min_key == UINT64_MAX && g->max_key == 0 && g->hash == 0,
               "empty record min/max/hash wrong");
+    }
+    CHECK(c, g->has_isum == w->has_isum, "has_isum %d != %d", g->has_isum, w->has_isum);
+    if (w->has_isum) { /* integer data: the exact sum, the same bits on both backends */
+        CHECK(c, g->isum.hi == w->isum.hi && g->isum.lo == w->isum.lo,
+              "isum %016" PRIx64 ":%016" PRIx64 " != twin %016" PRIx64 ":%016" PRIx64,
+              (uint64_t)g->isum.hi, g->isum.lo, (uint64_t)w->isum.hi, w->isum.lo);
+        CHECK(c, same_double(g->sum, w->sum), "sum %.17g != twin %.17g", g->sum, w->sum);
     }
     CHECK(c, close_enough(g->sum, w->sum, sabs, TOL_SUM, &g_maxrel_sum),
           "sum %.17g vs twin %.17g (sum|x| %.6g, tol %g)", g->sum, w->sum, sabs, TOL_SUM);
@@ -638,6 +648,71 @@ static void test_top_keys(void)
         }
 }
 
+/* Integer data whose sums pass 64 bits, on the GPU against the twin (test_stats: isum and
+ * sum bitwise, every flag, an unaligned start) and against an exact sum computed here in
+ * 32-bit halves: every element at the minimum, maximum and minimum alternating, the maximum
+ * with small values, at sizes around the vector and block boundaries and one of 2^22 + 5. */
+static void test_int_sums(int quick)
+{
+    static const gp_dtype ints[] = {GP_I32, GP_I64, GP_U32, GP_U64};
+    static const int64_t ns[] = {1, 3, 255, 256, 257, 4097, 65537, 1000003, (1 << 22) + 5};
+    static const char *const pats[] = {"all-min", "max/min", "max+small", "all-max"};
+    for (size_t ti = 0; ti < sizeof ints / sizeof ints[0]; ti++)
+        for (int pat = 0; pat < 4; pat++)
+            for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+                const gp_dtype dt = ints[ti];
+                const int64_t n = ns[k];
+                if (quick && n > 65537) continue;
+                const size_t es = gp_dtype_size(dt);
+                const int sgn = dt == GP_I32 || dt == GP_I64;
+                const uint64_t mx = sgn ? (es == 4 ? 0x7FFFFFFFull : 0x7FFFFFFFFFFFFFFFull)
+                                        : (es == 4 ? 0xFFFFFFFFull : ~0ull);
+                const uint64_t mn = sgn ? (es == 4 ? 0x80000000ull : 0x8000000000000000ull) : 0;
+                tcase c = {"int-sums", dt, n, pats[pat]};
+                unsigned char *y = (unsigned char *)malloc((size_t)n * es);
+                void *dy = G->alloc((size_t)n * es);
+                /* the exact sum: the low and high 32-bit halves summed apart (hi signed) */
+                uint64_t lo_sum = 0;
+                int64_t hi_sum = 0;
+                if (!y || !dy) {
+                    failf(&c, "allocation failed (%s)", G->last_error());
+                    goto next;
+                }
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t b = pat == 0 || (pat == 1 && (i & 1)) ? mn : mx;
+                    if (pat == 2 && rnd() % 3 == 0) b = rnd() % 7;
+                    if (es == 4) {
+                        const uint32_t v = (uint32_t)b;
+                        memcpy(y + (size_t)i * 4, &v, 4);
+                        lo_sum += v;
+                        if (sgn && (v >> 31)) hi_sum -= 1; /* i32: -2^32 + v */
+                    } else {
+                        memcpy(y + (size_t)i * 8, &b, 8);
+                        lo_sum += b & 0xFFFFFFFFu;
+                        hi_sum += sgn ? (int64_t)(int32_t)(uint32_t)(b >> 32) : (int64_t)(b >> 32);
+                    }
+                }
+                GPU_OK(&c, G->upload(dy, y, (size_t)n * es), goto next);
+                test_stats(c, y, dy, 0);
+                if (n >= 2) test_stats(c, y, dy, 1);
+                {
+                    gp_stats g;
+                    GPU_OK(&c, G->stats(dt, dy, n, GP_STATS_NOHASH, &g), goto next);
+                    /* value = hi_sum * 2^32 + lo_sum (4-byte: hi_sum counts the 2^32 borrows) */
+                    gp_i128 want = gp_i128_from_u64(lo_sum), h;
+                    h.lo = (uint64_t)hi_sum << 32;
+                    h.hi = hi_sum >> 32; /* arithmetic shift of a negative: -1 (gcc, clang) */
+                    want = gp_i128_add(want, h);
+                    CHECK(&c, g.has_isum == 1 && g.isum.hi == want.hi && g.isum.lo == want.lo,
+                          "isum %016" PRIx64 ":%016" PRIx64 ", want %016" PRIx64 ":%016" PRIx64,
+                          (uint64_t)g.isum.hi, g.isum.lo, (uint64_t)want.hi, want.lo);
+                }
+            next:
+                G->free(dy);
+                free(y);
+            }
+}
+
 /* ---- trap_fn -------------------------------------------------------------------------- */
 
 static void test_trap_fn(void)
@@ -837,8 +912,11 @@ static void test_api(void)
     CHECK(&c, G->last_error()[0] != '\0', "last_error empty after a failure");
     /* empty inputs */
     CHECK(&c, G->stats(GP_F64, d, 0, GP_STATS_ORDER, &s) == GP_OK && s.count == 0 &&
-              s.min_key == UINT64_MAX && s.has_x == 0 && s.order_valid == 1,
+              s.min_key == UINT64_MAX && s.has_x == 0 && s.order_valid == 1 && s.has_isum == 0,
           "stats of n = 0 not the empty record");
+    CHECK(&c, G->stats(GP_I64, d, 0, 0, &s) == GP_OK && s.count == 0 && s.has_isum == 1 &&
+              s.isum.lo == 0 && s.isum.hi == 0 && s.sum == 0.0,
+          "integer stats of n = 0 not the empty record with has_isum");
     CHECK(&c, G->sort_keys(8, d, 0) == GP_OK && G->sort_keys(8, d, 1) == GP_OK, "sort n <= 1");
     CHECK(&c, G->sort_values((gp_dtype)99, d, 2) == GP_EINVAL, "sort_values bad dtype accepted");
     CHECK(&c, G->sort_values(GP_F32, d, -1) == GP_EINVAL, "sort_values n < 0 accepted");
@@ -915,6 +993,7 @@ int main(int argc, char **argv)
         run_case(GP_U64, (1 << 24) + 3, D_UNIFORM);
     }
     test_top_keys();
+    test_int_sums(quick);
     test_repeat_sort();
     test_offset_sort();
     test_trap_fn();

@@ -7,6 +7,8 @@
  *   - the statistics (backend stats per shard, gp_stats_allreduce) must equal the serial
  *     CPU twin's on the whole array: counts, NaN count, min/max, hash, first/last and
  *     descents exactly, sum and sum of squares to 1e-12 of sum |x| (summation order differs);
+ *     integer data: the exact 128-bit sum (isum) and sum = isum rounded, bitwise, also
+ *     against an exact sum computed here in 32-bit halves;
  *   - after to_keys, sort_keys, gp_bitonic_exchange and from_keys, rank r must hold slots
  *     [r*m, r*m + n_r) of the serially sorted array, bit for bit (gathered on rank 0);
  *   - shards of unequal sizes (everything on the low ranks) give the same result;
@@ -132,6 +134,29 @@ static void run_case(const gp_backend *be, gp_dtype t, int64_t n, int dist, int 
     check(tot.descents == ref.descents, "descents", dn, n, dsn);
     check(n == 0 || (tot.first_key == ref.first_key && tot.last_key == ref.last_key), "first / last", dn, n, dsn);
     check(close_rel(tot.sum, ref.sum, scale), "sum", dn, n, dsn);
+    if (!gp_dtype_is_float(t)) {
+        /* the exact sum in 32-bit halves: low halves unsigned, high halves signed (i64) or
+         * -1 per negative element (i32) */
+        uint64_t lo = 0;
+        int64_t hi = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t b = 0;
+            memcpy(&b, full + i * sz, sz);
+            lo += b & 0xFFFFFFFFu;
+            if (sz == 4) hi -= t == GP_I32 && (b >> 31);
+            else hi += t == GP_I64 ? (int64_t)(int32_t)(uint32_t)(b >> 32) : (int64_t)(b >> 32);
+        }
+        gp_i128 want = gp_i128_from_u64(lo), h;
+        h.lo = (uint64_t)hi << 32;
+        h.hi = hi >> 32; /* arithmetic shift (gcc, clang) */
+        want = gp_i128_add(want, h);
+        check(tot.has_isum == 1 && tot.isum.lo == want.lo && tot.isum.hi == want.hi &&
+                  ref.isum.lo == want.lo && ref.isum.hi == want.hi,
+              "exact integer sum", dn, n, dsn);
+        check(memcmp(&tot.sum, &ref.sum, sizeof tot.sum) == 0, "integer sum rounded once", dn, n, dsn);
+    } else {
+        check(tot.has_isum == 0, "has_isum of float data", dn, n, dsn);
+    }
 
     /* sort + rank exchange */
     int width = (int)sz;
