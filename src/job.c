@@ -638,10 +638,12 @@ static int ph_integral(gp_job *j)
 
 /* ---- combine --------------------------------------------------------------------------- */
 
-/* Uniform trapezoid rule from the statistics: h * (sum - (y0 + y_{N-1}) / 2). */
+/* Uniform trapezoid rule from the statistics: h * (sum - (y0 + y_{N-1}) / 2); for integer
+ * samples the bracket comes from the exact sum, rounded once. */
 static double uniform_trapezoid(const gp_stats *s, double h, gp_dtype dt)
 {
     if (s->count < 2) return 0.0;
+    if (!gp_dtype_is_float(dt) && s->has_isum) return h * gp_stats_int_trap_bracket(dt, s);
     if (s->nan_count > 0) return NAN;
     /* an infinite sample: every weight is positive, so the rule is inf, -inf, or NaN with
      * both (sum - ends would be inf - inf) */

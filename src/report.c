@@ -47,9 +47,16 @@ static const char *one_line(char *buf, size_t len, const char *src)
 /* Derived statistics of a record (NaN where undefined). */
 static void derived(const gp_stats *s, double *mean, double *l2)
 {
-    int64_t k = s->count - s->nan_count;
-    *mean = k > 0 ? s->sum / (double)k : NAN;
+    *mean = gp_stats_mean(s); /* integer data: the exact sum / count, rounded once */
     *l2 = sqrt(s->sumsq);
+}
+
+/* The exact integer sum in full decimal when the data are integers (isum), else NULL. */
+static const char *int_sum_text(const gp_result *r, char *buf, size_t len)
+{
+    if (gp_dtype_is_float(r->dtype) || !r->stats.has_isum) return NULL;
+    gp_i128_to_dec(r->stats.isum, buf, len);
+    return buf;
 }
 
 static void minmax_text(const gp_result *r, char *mn, char *mx, size_t len)
@@ -97,8 +104,9 @@ void gp_report_print(const gp_result *r, const gp_options *o)
            r->ranks, r->ranks == 1 ? "" : "s", r->backend);
     printf("  %-14s %lld\n", "count", (long long)r->stats.count);
     printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
-    char nb[64];
-    printf("  %-14s %s%s\n", "sum", num(nb, sizeof nb, r->stats.sum),
+    char nb[64], ib[GP_I128_DEC_LEN];
+    const char *isum = int_sum_text(r, ib, sizeof ib);
+    printf("  %-14s %s%s\n", "sum", isum ? isum : num(nb, sizeof nb, r->stats.sum),
            r->reproducible ? " (exact, reproducible)" : "");
     printf("  %-14s %s\n", "min", mn);
     printf("  %-14s %s\n", "max", mx);
@@ -336,7 +344,10 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         jstr(f, gp_dtype_name(r->dtype));
         fprintf(f, ",\n  \"count\": %lld,\n  \"nan_count\": %lld,\n  \"sum\": ",
                 (long long)r->stats.count, (long long)r->stats.nan_count);
-        jnum(f, r->stats.sum);
+        char ib[GP_I128_DEC_LEN];
+        const char *isum = int_sum_text(r, ib, sizeof ib);
+        if (isum) fputs(isum, f); /* integers: the exact sum as a JSON integer */
+        else jnum(f, r->stats.sum);
         /* min/max: floats as numbers (%.17g is exact for float32 too), integers exactly */
         const int none = r->stats.count - r->stats.nan_count == 0;
         fprintf(f, ",\n  \"min\": ");

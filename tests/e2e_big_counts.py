@@ -13,8 +13,9 @@ the extremes at known places: the maximum (127, INT32_MAX) in the middle and the
 (-128, INT32_MIN) past element 2^31, so a reader that stops at 2^31 gets min, sum and
 count wrong. With W written elements w_i, the exact results are
     count = N,  sum = fill * (N - W) + sum w_i,  sum of squares = fill^2 * (N - W) + sum w_i^2
-and min, max, first and last element are known; mean = sum / N, L2 = sqrt(sum of squares)
-and the uniform trapezoid rule dx * (sum - (y_0 + y_(N-1)) / 2) follow in float64.
+and min, max, first and last element are known; mean = sum / N and the uniform trapezoid
+rule dx * (sum - (y_0 + y_(N-1)) / 2) follow from the exact sum, each rounded once (as
+gpuprim does for integer data), and L2 = sqrt(sum of squares) in float64.
 
 Runs (each checked bit for bit against those numbers, as float.hex):
   1. np = first of --nps (1: one rank holds all N > 2^31 elements, 8 GiB as int32, > 2 GiB
@@ -139,9 +140,11 @@ def expect(facts, dx, rounded_squares):
     if not rounded_squares:
         assert abs(S2) < 2**53  # the float64 sum of squares is exact only then
     s, s2 = float(S), float(S2)  # int -> float: correctly rounded, ties to even
-    integral = dx * (s - 0.5 * (float(facts["first"]) + float(facts["last"])))
+    # integer data: the mean and the bracket of the rule from the exact sum, rounded once
+    # (Python's int / int is correctly rounded)
+    integral = dx * ((2 * S - facts["first"] - facts["last"]) / 2)
     return {"count": N, "nan_count": 0, "sum": s.hex(), "min": facts["min"],
-            "max": facts["max"], "mean": (s / float(N)).hex(),
+            "max": facts["max"], "mean": (S / N).hex(),
             "l2_norm": math.sqrt(s2).hex(), "integral": integral.hex()}
 
 
