@@ -62,7 +62,8 @@ void gp_print_usage(void)
         "  --no-progress      no progress line, not even on a terminal\n"
         "function mode (no file)\n"
         "  --function NAME    integrate x2 | sin | exp | gauss (exp(-x^2)) with the trapezoid rule\n"
-        "  --a A, --b B       interval, finite, a < b (default 0 and 1)\n"
+        "  --a A, --b B       the bounds, finite, in either order, b - a finite (default 0\n"
+        "                     and 1); b < a gives minus the integral over [b, a], a = b gives 0\n"
         "  --n N              trapezoids, a positive integer (default 1000000; the forms 1e9 and\n"
         "                     2^30 are accepted)\n"
         "execution\n"
@@ -292,10 +293,6 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         if (fileonly) {
             snprintf(msg, msglen, "%s belongs to file mode: --function takes only --a, --b, --n "
                                   "and the common options", fileonly);
-            return GP_EXIT_USAGE;
-        }
-        if (!(o->b > o->a)) {
-            snprintf(msg, msglen, "--a %g --b %g: need a < b", o->a, o->b);
             return GP_EXIT_USAGE;
         }
         if (!isfinite(o->b - o->a)) { /* the step h = (b - a) / n would be infinite */

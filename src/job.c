@@ -933,14 +933,17 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
     double t0 = now(), t[GP_NPHASES] = {0};
-    const double h = (o->b - o->a) / (double)o->n;
+    /* b < a: minus the rule over [b, a] (bitwise); a == b: 0 */
+    const int reversed = o->b < o->a;
+    const double lo = reversed ? o->b : o->a, hi = reversed ? o->a : o->b;
+    const double h = (hi - lo) / (double)o->n;
     int64_t i0, cnt;
     gp_shard_range(o->n + 1, P, rank, &i0, &cnt); /* n + 1 points */
     gp_stats s = gp_stats_empty(), total;
     s.has_x = 0;
     double w = 0.0;
     gp_progress_phase(gp_phase_names[GP_PH_INTEGRATE]);
-    if (be->trap_fn(o->func, o->a, h, o->n, i0, i0 + cnt, &w)) {
+    if (be->trap_fn(o->func, lo, h, o->n, i0, i0 + cnt, &w)) {
         err = GP_EXIT_DEVICE;
         snprintf(msg, msglen, "rank %d: trapezoid rule: %s", rank, be->last_error());
     }
@@ -959,10 +962,10 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     res->func = o->func;
     res->a = o->a;
     res->b = o->b;
-    res->h = h;
+    res->h = reversed ? -h : h;
     res->ntrap = o->n;
     if (!err && rank == 0) {
-        res->integral = h * total.sum;
+        res->integral = o->a == o->b ? 0.0 : reversed ? -(h * total.sum) : h * total.sum;
         res->exact = gp_func_exact(o->func, o->a, o->b);
     }
     return err;
