@@ -9,7 +9,9 @@
  *   ceiling      a read-only kernel over 1 GiB (16-byte loads, every SM full) and a
  *                device-to-device cudaMemcpy (read + write bytes), in GB/s;
  *   stats        be->stats vs cub::DeviceReduce::Sum, vs Sum + Min + Max one after another,
- *                vs Program 6.15 (one atomicAdd per block);
+ *                vs Program 6.15 (one atomicAdd per block; f32, f64, u32); for the integer
+ *                types (i32, u32, i64, u64) the exact 128-bit sum is checked bit for bit
+ *                against the CPU twin's on a host copy, at every size;
  *   trap_sample  the uniform trapezoid rule of the samples: one be->stats call vs
  *                cub::DeviceReduce::Sum plus the end correction;
  *   trap_fn:F    be->trap_fn (F = x2, sin) vs cub::DeviceReduce::TransformReduce over a
@@ -156,6 +158,7 @@ struct Options {
     double time_limit = 600.0; /* soft: no new group starts after it */
     bool do_reduce = true, do_trap = true, do_sort = true;
     bool t_f32 = true, t_f64 = true, t_u32 = true;
+    bool t_i32 = true, t_i64 = true, t_u64 = true; /* stats / trap_sample only */
 };
 
 /* ---- rows ----------------------------------------------------------------------------- */
@@ -361,18 +364,37 @@ template <> struct Elem<uint64_t> {
     __device__ static bool nan(uint64_t) { return false; }
     __device__ static bool negzero(uint64_t) { return false; }
 };
+/* signed integers: the key flips the sign bit */
+template <> struct Elem<int32_t> {
+    __device__ static unsigned long long bits(int32_t v) { return (uint32_t)v; }
+    __device__ static unsigned long long key(int32_t v) { return (uint32_t)v ^ 0x80000000u; }
+    __device__ static bool nan(int32_t) { return false; }
+    __device__ static bool negzero(int32_t) { return false; }
+};
+template <> struct Elem<int64_t> {
+    __device__ static unsigned long long bits(int64_t v) { return (unsigned long long)v; }
+    __device__ static unsigned long long key(int64_t v)
+    {
+        return (unsigned long long)v ^ 0x8000000000000000ull;
+    }
+    __device__ static bool nan(int64_t) { return false; }
+    __device__ static bool negzero(int64_t) { return false; }
+};
 
 /* gpuprim's element type of a C++ type. */
 template <class T> gp_dtype dtype_of();
 template <> gp_dtype dtype_of<float>() { return GP_F32; }
 template <> gp_dtype dtype_of<double>() { return GP_F64; }
 template <> gp_dtype dtype_of<uint32_t>() { return GP_U32; }
+template <> gp_dtype dtype_of<int32_t>() { return GP_I32; }
+template <> gp_dtype dtype_of<int64_t>() { return GP_I64; }
+template <> gp_dtype dtype_of<uint64_t>() { return GP_U64; }
 
 /* ---- utility kernels ------------------------------------------------------------------ */
 
 /* Fresh random data from a counter-based generator: element i from mix64(mix64(i) ^ seed).
  * Floats: uniform in [-1, 3) from 53 random bits (mean 1, so sums are far from 0; no NaN,
- * no infinity, no -0.0); uint32: 32 random bits. */
+ * no infinity, no -0.0); integers: random bits over the whole type (64-bit sums pass 2^64). */
 template <class T> __device__ __forceinline__ T gen_value(unsigned long long r);
 template <> __device__ __forceinline__ double gen_value<double>(unsigned long long r)
 {
@@ -385,6 +407,18 @@ template <> __device__ __forceinline__ float gen_value<float>(unsigned long long
 template <> __device__ __forceinline__ uint32_t gen_value<uint32_t>(unsigned long long r)
 {
     return (uint32_t)(r >> 32);
+}
+template <> __device__ __forceinline__ int32_t gen_value<int32_t>(unsigned long long r)
+{
+    return (int32_t)(uint32_t)(r >> 32);
+}
+template <> __device__ __forceinline__ uint64_t gen_value<uint64_t>(unsigned long long r)
+{
+    return r;
+}
+template <> __device__ __forceinline__ int64_t gen_value<int64_t>(unsigned long long r)
+{
+    return (int64_t)r;
 }
 
 /* Fills out[0, n) with gen_value<T> of the counter-based random stream `seed`. */
@@ -876,11 +910,66 @@ bool same_stats(const gp_stats &a, const gp_stats &b)
     return a.count == b.count && a.nan_count == b.nan_count &&
            memcmp(&a.sum, &b.sum, sizeof a.sum) == 0 &&
            memcmp(&a.sumsq, &b.sumsq, sizeof a.sumsq) == 0 && a.min_key == b.min_key &&
-           a.max_key == b.max_key && a.hash == b.hash;
+           a.max_key == b.max_key && a.hash == b.hash && a.has_isum == b.has_isum &&
+           a.isum.lo == b.isum.lo && a.isum.hi == b.isum.hi;
+}
+
+/* The seed's Program 6.15 array sum (one element per thread, one atomicAdd per block) as a
+ * stats row: f32, f64 and u32, the types the seed has. */
+template <class T> void bench_seed_sum(const T *d_in, long long n, const ChkOut &ck)
+{
+    const char *tn = gp_dtype_name(dtype_of<T>());
+    const double bytes = (double)n * sizeof(T);
+    using A = typename SeedAcc<T>::type;
+    const bool f32acc = std::is_same<A, float>::value;
+    run_row(make_row("stats", tn, n,
+                     format("seed P6.15 sum (%s acc)", f32acc ? "f32" : std::is_same<A, double>::value ? "f64" : "u64"),
+                     Kind::SEED, bytes, 0, "GB/s"),
+            [&](Row &r) {
+                A *d_acc = static_cast<A *>(G.d_small);
+                A *h_acc = static_cast<A *>(G.h_small);
+                time_op(r, noprep, [&] {
+                    CK(seed::sum_p615(d_in, n, d_acc));
+                    CK(cudaMemcpyAsync(h_acc, d_acc, sizeof(A), cudaMemcpyDeviceToHost, 0));
+                });
+                const double s = (double)*h_acc;
+                const long long nblk = (n + seed::SEED_BLOCK - 1) / seed::SEED_BLOCK;
+                const double tol = f32acc ? tol_seq(TOL_F32ACC, nblk, true) : tol_seq(TOL_F64, nblk, false);
+                EXPECT(r, rel_err(s, ck.sum) <= tol, "sum %.17g vs check %.17g (rel %.2e > %.0e)", s,
+                       ck.sum, rel_err(s, ck.sum), tol);
+                r.note = format("sum only; rel err %.1e vs f64 check", rel_err(s, ck.sum));
+            });
+}
+
+/* Integer data: the CPU twin's statistics of a host copy of d[0, n) (the reference of the
+ * exact sum, checked bit for bit) and *sabs = sum |x| (the scale of the float64 sums'
+ * errors: random signed data cancel); *have = false for float types. */
+template <class T> gp_stats twin_stats(const T *d, long long n, bool *have, double *sabs)
+{
+    gp_stats tw{};
+    *have = false;
+    *sabs = 0.0;
+    if (gp_dtype_is_float(dtype_of<T>())) return tw;
+    std::vector<T> h((size_t)n);
+    CK(cudaMemcpy(h.data(), d, (size_t)n * sizeof(T), cudaMemcpyDeviceToHost));
+    if (gp_cpu_stats(dtype_of<T>(), h.data(), n, GP_STATS_NOHASH, &tw) != GP_OK)
+        throw BenchError(format("CPU twin stats failed: %s", gp_backend_cpu()->last_error()));
+    for (const T v : h) *sabs += fabs((double)v);
+    *have = true;
+    return tw;
+}
+
+/* The uniform trapezoid rule as gpuprim_mpi computes it from a record with spacing h:
+ * integer data from the exact sum (bracket rounded once), float data in float64. */
+double trap_of(gp_dtype dt, const gp_stats &st, double h)
+{
+    if (!gp_dtype_is_float(dt) && st.has_isum) return h * gp_stats_int_trap_bracket(dt, &st);
+    return h * (st.sum - 0.5 * (st.yfirst + st.ylast));
 }
 
 /* The stats and trap_sample rows of one type and size: ours, CUB Sum, CUB Sum+Min+Max,
- * Program 6.15; ours (one stats call) and CUB Sum + end correction for the trapezoid. */
+ * Program 6.15 (f32, f64, u32); ours (one stats call) and CUB Sum + end correction for the
+ * trapezoid. Integer types: ours' exact sum against the CPU twin's, bit for bit. */
 template <class T> void bench_reduce(long long n)
 {
     const gp_dtype dt = dtype_of<T>();
@@ -894,6 +983,14 @@ template <class T> void bench_reduce(long long n)
     const double h = 1.0 / (double)(n - 1);
     const double trap_ref = h * (ck.sum - 0.5 * ((double)first + (double)last));
     unsigned long long first_key = gp_key_of(dt, &first);
+    bool have_twin = false;
+    double sabs = 0.0;
+    const gp_stats twin = twin_stats(d_in, n, &have_twin, &sabs);
+    /* the error of a float64 sum a against b: relative to |b| for float data (sums far from
+     * 0), to sum |x| (times the trapezoid's h) for integer data */
+    auto sum_err = [&](double a, double b, double mult = 1.0) {
+        return have_twin ? fabs(a - b) / (sabs * mult) : rel_err(a, b);
+    };
 
     /* ours: be->stats, without the multiset hash (the statistics the issue names) and with it
      * (what gpuprim_mpi computes when it sorts, to check that the sort kept the multiset) */
@@ -917,12 +1014,22 @@ template <class T> void bench_reduce(long long n)
             EXPECT(r, st.max_key == ck.max_key, "max_key %#llx != %#llx", (unsigned long long)st.max_key, ck.max_key);
             EXPECT(r, st.hash == (hashed ? ck.hash_keys : 0ull), "hash %#llx != %#llx", (unsigned long long)st.hash,
                    hashed ? ck.hash_keys : 0ull);
-            EXPECT(r, rel_err(st.sum, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g (rel %.2e)", st.sum, ck.sum, rel_err(st.sum, ck.sum));
+            EXPECT(r, sum_err(st.sum, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g (rel %.2e)", st.sum, ck.sum, sum_err(st.sum, ck.sum));
             EXPECT(r, rel_err(st.sumsq, ck.sumsq) <= TOL_F64, "sumsq %.17g vs check %.17g", st.sumsq, ck.sumsq);
             EXPECT(r, st.first_key == first_key && st.yfirst == (double)first && st.ylast == (double)last,
                    "first/last element wrong");
             EXPECT(r, det, "results differ bitwise between repetitions (documented as deterministic)");
             r.note = hashed ? "sum,min,max,sumsq,nan + multiset hash in one pass" : "sum,min,max,sumsq,nan in one pass";
+            if (have_twin) {
+                char dec[GP_I128_DEC_LEN] = "", tdec[GP_I128_DEC_LEN] = "";
+                gp_i128_to_dec(st.isum, dec, sizeof dec);
+                gp_i128_to_dec(twin.isum, tdec, sizeof tdec);
+                EXPECT(r, st.has_isum == 1 && st.isum.lo == twin.isum.lo && st.isum.hi == twin.isum.hi,
+                       "exact sum %s != CPU twin's %s", dec, tdec);
+                EXPECT(r, memcmp(&st.sum, &twin.sum, sizeof st.sum) == 0, "sum %.17g != CPU twin's %.17g",
+                       st.sum, twin.sum);
+                r.note += format("; exact 128-bit sum %s = CPU twin's", dec);
+            }
             if (!hashed) {
                 ours = st;
                 have_ours = r.ok;
@@ -942,8 +1049,11 @@ template <class T> void bench_reduce(long long n)
         });
         acc.nan = 0;
         s = gp_superacc_to_double(&acc);
-        EXPECT(r, rel_err(s, ck.sum) <= TOL_F64, "exact sum %.17g vs check %.17g (rel %.2e)", s, ck.sum,
-               rel_err(s, ck.sum));
+        EXPECT(r, sum_err(s, ck.sum) <= TOL_F64, "exact sum %.17g vs check %.17g (rel %.2e)", s, ck.sum,
+               sum_err(s, ck.sum));
+        if (have_twin) /* both the exact integer sum, rounded once */
+            EXPECT(r, memcmp(&s, &twin.sum, sizeof s) == 0, "exact sum %.17g != CPU twin's %.17g", s,
+                   twin.sum);
         r.note = "values only, exact and correctly rounded; bitwise the same for any split";
     });
 
@@ -960,10 +1070,10 @@ template <class T> void bench_reduce(long long n)
             CK(cudaMemcpyAsync(h_sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost, 0));
         });
         cub_sum = *h_sum;
-        EXPECT(r, rel_err(cub_sum, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g", cub_sum, ck.sum);
+        EXPECT(r, sum_err(cub_sum, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g", cub_sum, ck.sum);
         if (have_ours)
-            EXPECT(r, rel_err(cub_sum, ours.sum) <= TOL_F64, "sum %.17g vs ours %.17g (rel %.2e)",
-                   cub_sum, ours.sum, rel_err(cub_sum, ours.sum));
+            EXPECT(r, sum_err(cub_sum, ours.sum) <= TOL_F64, "sum %.17g vs ours %.17g (rel %.2e)",
+                   cub_sum, ours.sum, sum_err(cub_sum, ours.sum));
         r.note = "float64 accumulation; result copied to host";
     });
 
@@ -992,7 +1102,7 @@ template <class T> void bench_reduce(long long n)
         memcpy(&s, h, 8);
         memcpy(&mn, h + 8, sizeof(T));
         memcpy(&mx, h + 16, sizeof(T));
-        EXPECT(r, rel_err(s, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g", s, ck.sum);
+        EXPECT(r, sum_err(s, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g", s, ck.sum);
         EXPECT(r, gp_key_of(dt, &mn) == ck.min_key, "min %.17g differs from the check's", (double)mn);
         EXPECT(r, gp_key_of(dt, &mx) == ck.max_key, "max %.17g differs from the check's", (double)mx);
         if (have_ours) {
@@ -1002,33 +1112,17 @@ template <class T> void bench_reduce(long long n)
         r.note = "3 passes over the input";
     });
 
-    /* Program 6.15: one element per thread, one atomicAdd per block */
-    using A = typename SeedAcc<T>::type;
-    const bool f32acc = std::is_same<A, float>::value;
-    run_row(make_row("stats", tn, n,
-                     format("seed P6.15 sum (%s acc)", f32acc ? "f32" : std::is_same<A, double>::value ? "f64" : "u64"),
-                     Kind::SEED, bytes, 0, "GB/s"),
-            [&](Row &r) {
-                A *d_acc = static_cast<A *>(G.d_small);
-                A *h_acc = static_cast<A *>(G.h_small);
-                time_op(r, noprep, [&] {
-                    CK(seed::sum_p615(d_in, n, d_acc));
-                    CK(cudaMemcpyAsync(h_acc, d_acc, sizeof(A), cudaMemcpyDeviceToHost, 0));
-                });
-                const double s = (double)*h_acc;
-                const long long nblk = (n + seed::SEED_BLOCK - 1) / seed::SEED_BLOCK;
-                const double tol = f32acc ? tol_seq(TOL_F32ACC, nblk, true) : tol_seq(TOL_F64, nblk, false);
-                EXPECT(r, rel_err(s, ck.sum) <= tol, "sum %.17g vs check %.17g (rel %.2e > %.0e)", s,
-                       ck.sum, rel_err(s, ck.sum), tol);
-                r.note = format("sum only; rel err %.1e vs f64 check", rel_err(s, ck.sum));
-            });
+    /* Program 6.15: one element per thread, one atomicAdd per block (the seed's types) */
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value ||
+                  std::is_same<T, uint32_t>::value)
+        bench_seed_sum<T>(d_in, n, ck);
 
     /* sampled trapezoid: ours = one stats call + the end correction on the host */
     run_row(make_row("trap_sample", tn, n, "ours stats+ends", Kind::OURS, bytes, 0, "GB/s"), [&](Row &r) {
         gp_stats st{};
         time_op(r, noprep, [&] { GP(G.be->stats(dt, d_in, n, GP_STATS_NOHASH, &st)); });
-        const double t = h * (st.sum - 0.5 * (st.yfirst + st.ylast));
-        EXPECT(r, rel_err(t, trap_ref) <= TOL_F64, "integral %.17g vs check %.17g", t, trap_ref);
+        const double t = trap_of(dt, st, h);
+        EXPECT(r, sum_err(t, trap_ref, h) <= TOL_F64, "integral %.17g vs check %.17g", t, trap_ref);
         r.note = format("h = 1/(n-1); integral %.10g", t);
     });
     run_row(make_row("trap_sample", tn, n, "cub Sum+ends", Kind::REF, bytes, 0, "GB/s"), [&](Row &r) {
@@ -1045,10 +1139,10 @@ template <class T> void bench_reduce(long long n)
             CK(cudaMemcpyAsync(h_t, d_t, sizeof(double), cudaMemcpyDeviceToHost, 0));
         });
         const double t = *h_t;
-        EXPECT(r, rel_err(t, trap_ref) <= TOL_F64, "integral %.17g vs check %.17g", t, trap_ref);
+        EXPECT(r, sum_err(t, trap_ref, h) <= TOL_F64, "integral %.17g vs check %.17g", t, trap_ref);
         if (have_ours) {
-            const double to = h * (ours.sum - 0.5 * (ours.yfirst + ours.ylast));
-            EXPECT(r, rel_err(t, to) <= TOL_F64, "integral %.17g vs ours %.17g", t, to);
+            const double to = trap_of(dt, ours, h);
+            EXPECT(r, sum_err(t, to, h) <= TOL_F64, "integral %.17g vs ours %.17g", t, to);
         }
         r.note = "Sum, end-correction kernel, copy";
     });
@@ -1676,7 +1770,8 @@ void usage(FILE *o)
             "                   ones use fewer: 10 above 20 ms, 7 above 50 ms, 5 above 200 ms\n"
             "  --seed S         data seed (default: from the clock; printed)\n"
             "  --ops LIST       any of reduce,trap,sort (default all; the ceiling always runs)\n"
-            "  --types LIST     any of f32,f64,u32 (default all)\n"
+            "  --types LIST     any of f32,f64,u32,i32,i64,u64 (default all; i32, i64 and u64\n"
+            "                   run the reduce ops only)\n"
             "  --time-limit S   soft limit: no new group starts after S seconds (default 600);\n"
             "                   the process is killed at S + 300 seconds (exit 124)\n"
             "exit: 0 ok, 1 validation or CUDA failure, 2 usage, 3 incomplete, 77 no GPU (SKIP)\n");
@@ -1803,13 +1898,16 @@ int parse_args(int argc, char **argv, Options &o)
         } else if (a == "--types") {
             const char *v = value("--types");
             if (!v) return EXIT_USAGE;
-            o.t_f32 = o.t_f64 = o.t_u32 = false;
+            o.t_f32 = o.t_f64 = o.t_u32 = o.t_i32 = o.t_i64 = o.t_u64 = false;
             for (const std::string &t : split(v)) {
                 if (t == "f32") o.t_f32 = true;
                 else if (t == "f64") o.t_f64 = true;
                 else if (t == "u32") o.t_u32 = true;
+                else if (t == "i32") o.t_i32 = true;
+                else if (t == "i64") o.t_i64 = true;
+                else if (t == "u64") o.t_u64 = true;
                 else {
-                    fprintf(stderr, "gpuprim_bench: unknown type '%s' (f32, f64, u32)\n", t.c_str());
+                    fprintf(stderr, "gpuprim_bench: unknown type '%s' (f32, f64, u32, i32, i64, u64)\n", t.c_str());
                     return EXIT_USAGE;
                 }
             }
@@ -1859,6 +1957,9 @@ void run_all()
             if (G.opt.t_f32) run_group("reduce", "stats", "f32", n, 4, [&] { bench_reduce<float>(n); });
             if (G.opt.t_f64) run_group("reduce", "stats", "f64", n, 8, [&] { bench_reduce<double>(n); });
             if (G.opt.t_u32) run_group("reduce", "stats", "u32", n, 4, [&] { bench_reduce<uint32_t>(n); });
+            if (G.opt.t_i32) run_group("reduce", "stats", "i32", n, 4, [&] { bench_reduce<int32_t>(n); });
+            if (G.opt.t_i64) run_group("reduce", "stats", "i64", n, 8, [&] { bench_reduce<int64_t>(n); });
+            if (G.opt.t_u64) run_group("reduce", "stats", "u64", n, 8, [&] { bench_reduce<uint64_t>(n); });
         }
     }
     if (G.opt.do_trap) {
