@@ -264,33 +264,45 @@ template <typename T> __device__ __forceinline__ typename KeyOf<T>::type key_nn(
     return (typename KeyOf<T>::type)gpc_key_of(v);
 }
 
+/* Resident blocks per SM that k_stats of integer data asks the compiler for: with 5, ptxas
+ * keeps it to 48 registers (sm_90: no spills with 2 or 4 loads in flight), so 5 blocks of
+ * 256 threads fit an SM as they did when integers were summed in float64; unbounded, the
+ * 128-bit partial records take it to 60 registers and 4 blocks. 0: no bound (float data). */
+constexpr int RED_MIN_BLOCKS_INT = 5;
+
 /* The per-thread sum of T and the partial record of its statistics: float types add in
  * float64 into a StatPart; integer types exactly into a StatPartI, per thread in a 64-bit
  * integer (32-bit types: fewer than 2^32 elements per thread, as the 32-bit counters below
- * assume, cannot overflow it) or a 128-bit one (64-bit types). */
+ * assume, cannot overflow it) or a 128-bit one (64-bit types). min_blocks: the kernel's
+ * launch bound. */
 template <typename T> struct SumOf {
     typedef double type;
     typedef StatPart part;
+    static constexpr int min_blocks = 0;
     static __device__ __forceinline__ double term(T, double d) { return d; }
 };
 template <> struct SumOf<int32_t> {
     typedef long long type;
     typedef StatPartI part;
+    static constexpr int min_blocks = RED_MIN_BLOCKS_INT;
     static __device__ __forceinline__ long long term(int32_t v, double) { return v; }
 };
 template <> struct SumOf<uint32_t> {
     typedef unsigned long long type;
     typedef StatPartI part;
+    static constexpr int min_blocks = RED_MIN_BLOCKS_INT;
     static __device__ __forceinline__ unsigned long long term(uint32_t v, double) { return v; }
 };
 template <> struct SumOf<int64_t> {
     typedef __int128 type;
     typedef StatPartI part;
+    static constexpr int min_blocks = RED_MIN_BLOCKS_INT;
     static __device__ __forceinline__ __int128 term(int64_t v, double) { return v; }
 };
 template <> struct SumOf<uint64_t> {
     typedef __int128 type;
     typedef StatPartI part;
+    static constexpr int min_blocks = RED_MIN_BLOCKS_INT;
     static __device__ __forceinline__ __int128 term(uint64_t v, double) { return (__int128)v; }
 };
 
@@ -417,7 +429,7 @@ __device__ __forceinline__ StatPartI *result_slot(ResultBlock *r, StatPartI *) {
 /* stats of y[0, n) in one launch (file comment). With ORDER, counts descents; with HASH,
  * sums gp_mix64 of every key. U: 16-byte loads in flight per thread. */
 template <typename T, bool ORDER, bool HASH, int U>
-__global__ void __launch_bounds__(RED_THREADS)
+__global__ void __launch_bounds__(RED_THREADS, SumOf<T>::min_blocks)
 k_stats(const T *__restrict__ y, long long n, Sink sk)
 {
     typedef typename SumOf<T>::part P;
