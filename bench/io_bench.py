@@ -80,10 +80,7 @@ def w_pwrite(spec):
     src = os.open(spec['src'], os.O_RDONLY)
     size, pos = os.fstat(src).st_size, 0
     while pos < n:
-        k = os.preadv(src, [mv[pos:pos + min(n - pos, PWRITE_PIECE)]], (off + pos) % size)
-        if k <= 0:
-            k = os.preadv(src, [mv[pos:pos + min(n - pos, size)]], 0)
-        pos += k
+        pos += os.preadv(src, [mv[pos:pos + min(n - pos, PWRITE_PIECE)]], (off + pos) % size)
     os.close(src)
     t0 = _ready()
     fd = os.open(spec['out'], os.O_WRONLY)
