@@ -870,9 +870,11 @@ def parse_args(argv):
     p.add_argument('--dtype', choices=sorted(ITEMSIZE), default='f32')
     p.add_argument('--nps', type=plist, help='process counts (1,2,4)')
     p.add_argument('--reps', type=count, help='repetitions of each row (3)')
-    p.add_argument('--peer-reps', type=count, help='repetitions of the peers (--reps)')
-    p.add_argument('--python', default=sys.executable, help='python with h5py and numpy '
-                   '(torch optional) for the peers and the workers (default: this one)')
+    p.add_argument('--peer-reps', type=count, default=1,
+                   help='repetitions of the peers (1: they are slow)')
+    p.add_argument('--python', help='python with h5py and numpy (torch optional) for the '
+                   'peers and the workers (default: the first of $GPUPRIM_PYTHON, this one, '
+                   '/usr/bin/python3, python3 that has h5py and numpy)')
     p.add_argument('--skip', default='', help='comma-separated groups to leave out: ' +
                    ', '.join(GROUPS + tuple(ALIASES)))
     p.add_argument('--backend', help='passed to gpuprim_mpi --backend (default: its auto)')
@@ -881,7 +883,8 @@ def parse_args(argv):
     p.add_argument('--gzip-nps', type=plist,
                    help='process counts for the gzip rows (powers of 2 up to the cores, and '
                    'the cores: %s)' % ','.join(map(str, gz)))
-    p.add_argument('--gzip-reps', type=count, help='repetitions of the gzip rows (--reps)')
+    p.add_argument('--gzip-reps', type=count, default=1,
+                   help='repetitions of the gzip rows (1: they are slow)')
     p.add_argument('--gzip-chunk', type=count, help='chunk elements (2^20)')
     p.add_argument('--gzip-level', type=int, default=4, help='gzip level (4)')
     p.add_argument('--timeout', type=float, default=1800, help='seconds per command (1800)')
@@ -896,8 +899,6 @@ def parse_args(argv):
     for k, v in (small if a.smoke else full).items():
         if getattr(a, k) is None:
             setattr(a, k, v)
-    a.peer_reps = a.peer_reps or a.reps
-    a.gzip_reps = a.gzip_reps or a.reps
     skip = set()
     for s in (x.strip() for x in a.skip.split(',') if x.strip()):
         if s not in GROUPS and s not in ALIASES:
@@ -948,12 +949,32 @@ def write_json(ctx, path, status):
         f.write('\n')
 
 
+def pick_python(given):
+    """The python for the workers: --python if it has h5py and numpy, else None; without
+    --python the first of $GPUPRIM_PYTHON, this one, /usr/bin/python3, python3 that has them."""
+    cands = [given] if given else [os.environ.get('GPUPRIM_PYTHON'), sys.executable,
+                                   '/usr/bin/python3', shutil.which('python3')]
+    for py in (c for c in cands if c):
+        try:
+            if subprocess.run([py, '-c', 'import h5py, numpy'], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL).returncode == 0:
+                return py
+        except OSError:
+            pass
+    return None
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.worker:
         spec = json.loads(args.worker)
         WORKERS[spec['w']](spec)
         return 0
+    args.python = pick_python(args.python)
+    if not args.python:
+        print('io_bench: error: no python with h5py and numpy (--python; Debian/Ubuntu: '
+              'apt-get install python3-h5py)', file=sys.stderr)
+        return 2
     ctx = Ctx(args)
     for prog in (ctx.gp_mpi, ctx.gp_gen):
         if not os.access(prog, os.X_OK):
