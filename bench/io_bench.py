@@ -985,9 +985,11 @@ def main(argv=None):
     ctx.work = tempfile.mkdtemp(prefix='io_bench.') if made_work else os.path.abspath(args.work)
     os.makedirs(ctx.work, exist_ok=True)
     status = 'ok'
+    start = time.monotonic()
     try:
         setup(ctx)
         run_groups(ctx)
+        emit(ctx, dict(what='end', seconds=time.monotonic() - start, load=os.getloadavg()[0]))
         table(ctx)
     except BenchError as e:
         print('io_bench: error: %s' % e, file=sys.stderr)
