@@ -582,7 +582,8 @@ def peer_group(ctx, kind):
         fail(ctx, what, 1, e)
         return
     row = dict(what=what, P=1, bytes=ctx.nbytes, reps=len(per))
-    for k in ('read', 'compute', 'write', 'total', 'wall') + (('init',) if kind == 'torch' else ()):
+    keys = ('read', 'compute', 'write', 'total', 'wall') + (('init',) if kind == 'torch' else ())
+    for k in keys:
         vals = [p[k] for p in per]
         row[k], row[k + '_min'] = statistics.median(vals), min(vals)
     for k in per[0]['sub']:
