@@ -26,7 +26,9 @@
  * function call; tests/test_cpu_kernels.c checks them bit for bit against common.c.
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
+#include "cpu_merge.h"
 #include "gp_kernels.h"
+#include "gp_merge_path.h"
 #include "tuning.h"
 
 #include <errno.h>
@@ -543,38 +545,41 @@ int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n)
     return rc;
 }
 
-/* MERGE_SPLIT(NAME, UT) defines
- *   static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t m,
- *                    int keep_upper, UT *out, int64_t *nout)
- * Lower part: forward two-finger merge of the first min(m, nlo+nhi) outputs. Upper part:
- * backward two-finger merge from the ends of lo and hi, writing the nlo+nhi-m largest
- * keys from out[count-1] down to out[0]; so neither half touches the other half's keys. */
-#define MERGE_SPLIT(NAME, UT)                                                                \
-    static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t m,        \
-                     int keep_upper, UT *out, int64_t *nout)                                 \
+/* One step and the tail of the key merge (cpu_merge.h): lo, hi, out and r0 are those of
+ * merge_keys below; ties take lo. */
+#define KEY_STEP(a, b)                                                                       \
+    do {                                                                                     \
+        const int64_t h_ = hi[b] < lo[a];                                                    \
+        out[(a) + (b) - r0] = h_ ? hi[b] : lo[a];                                            \
+        (a) += 1 - h_;                                                                       \
+        (b) += h_;                                                                           \
+    } while (0)
+#define KEY_TAIL(a, b, ie, je)                                                               \
+    memcpy(out + ((a) + (b) - r0), (a) < (ie) ? lo + (a) : hi + (b),                         \
+           (size_t)(((ie) - (a)) + ((je) - (b))) * sizeof *out)
+
+/* MERGE_KEYS(NAME, UT) defines
+ *   static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t r0,
+ *                    int64_t cnt, UT *out)
+ * out[0, cnt) = merged[r0, r0 + cnt) of lo and hi (ties: lo first): four segments cut at
+ * merge-path splits, merged together, branch-free (cpu_merge.h). */
+#define MERGE_KEYS(NAME, UT)                                                                 \
+    static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t r0,       \
+                     int64_t cnt, UT *out)                                                   \
     {                                                                                        \
-        const int64_t total = nlo + nhi;                                                     \
-        if (!keep_upper) {                                                                   \
-            const int64_t cnt = total < m ? total : m;                                       \
-            int64_t i = 0, j = 0;                                                            \
-            for (int64_t k = 0; k < cnt; k++) {                                              \
-                if (j >= nhi || (i < nlo && lo[i] <= hi[j])) out[k] = lo[i++];               \
-                else out[k] = hi[j++];                                                       \
-            }                                                                                \
-            *nout = cnt;                                                                     \
-        } else {                                                                             \
-            const int64_t cnt = total > m ? total - m : 0;                                   \
-            int64_t i = nlo - 1, j = nhi - 1;                                                \
-            for (int64_t k = cnt - 1; k >= 0; k--) {                                         \
-                if (j < 0 || (i >= 0 && lo[i] > hi[j])) out[k] = lo[i--];                    \
-                else out[k] = hi[j--];                                                       \
-            }                                                                                \
-            *nout = cnt;                                                                     \
-        }                                                                                    \
+        int64_t I[5], J[5];                                                                  \
+        gp_cpu_merge_cuts((int)sizeof(UT), lo, NULL, nlo, hi, NULL, nhi, r0, cnt, 0, I, J);  \
+        GP_MERGE_RUN4(I, J, KEY_STEP, KEY_TAIL);                                             \
     }
 
-MERGE_SPLIT(merge_split_u32, uint32_t)
-MERGE_SPLIT(merge_split_u64, uint64_t)
+MERGE_KEYS(merge_keys_u32, uint32_t)
+MERGE_KEYS(merge_keys_u64, uint64_t)
+
+/* Key i of an array of unsigned keys of `width` bytes (4 or 8). */
+static uint64_t key_at(const void *k, int width, int64_t i)
+{
+    return width == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
+}
 
 /* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
 static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
@@ -589,11 +594,11 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
  * width: 4 (uint32_t keys) or 8 (uint64_t); lo: nlo ascending keys (the lower rank's);
  * hi: nhi ascending keys; m: slots per rank, nlo <= m and nhi <= m; out: room for m keys,
  * must not overlap lo or hi; *nout: keys written.
- * keep_upper == 0: out[0, c) = merged[0, c) with c = min(m, nlo+nhi), by a forward
- * two-finger merge that stops after c keys. keep_upper != 0: out[0, c) = merged[m,
- * nlo+nhi) with c = max(0, nlo+nhi-m), by a backward two-finger merge from the ends of lo
- * and hi that stops after c keys (the first m merged keys are never visited). O(c) time;
- * out[c, m) is not written. Inputs that are not ascending give an unspecified but
+ * keep_upper == 0: out[0, c) = merged[0, c) with c = min(m, nlo+nhi); keep_upper != 0:
+ * out[0, c) = merged[m, nlo+nhi) with c = max(0, nlo+nhi-m). Both halves are a forward,
+ * branch-free merge of four segments cut at merge-path splits (cpu_merge.h; the upper half
+ * starts at the split of merged[m], its first m merged keys are never visited) that stops
+ * after c keys. O(c + log m) time; out[c, m) is not written. Inputs that are not ascending give an unspecified but
  * memory-safe result. Returns GP_OK or GP_EINVAL (width not 4/8, negative count,
  * nlo > m or nhi > m, NULL pointers where keys are read or written, the written part of
  * out overlapping an input). */
@@ -620,12 +625,55 @@ int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *
         ranges_overlap(out, (size_t)cnt * w, hi, (size_t)nhi * w))
         return CPU_FAIL(GP_EINVAL, "out overlaps lo or hi");
 
-    if (width == 4)
-        merge_split_u32((const uint32_t *)lo, nlo, (const uint32_t *)hi, nhi, m, keep_upper,
-                        (uint32_t *)out, nout);
-    else
-        merge_split_u64((const uint64_t *)lo, nlo, (const uint64_t *)hi, nhi, m, keep_upper,
-                        (uint64_t *)out, nout);
+    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
+    const int64_t r0 = keep_upper ? m : 0;
+    if (cnt > 0 && width == 4)
+        merge_keys_u32((const uint32_t *)lo, nlo, (const uint32_t *)hi, nhi, r0, cnt,
+                       (uint32_t *)out);
+    else if (cnt > 0)
+        merge_keys_u64((const uint64_t *)lo, nlo, (const uint64_t *)hi, nhi, r0, cnt,
+                       (uint64_t *)out);
+    *nout = cnt;
+    return GP_OK;
+}
+
+void gp_cpu_merge_cuts(int width, const void *lo, const uint64_t *lv, int64_t nlo,
+                       const void *hi, const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt,
+                       int stable, int64_t I[5], int64_t J[5])
+{
+    for (int s = 0; s <= 4; s++) {
+        const int64_t r = r0 + (s == 4 ? cnt : s * (cnt / 4));
+        (void)gp_cpu_merge_path(width, lo, lv, nlo, hi, hv, nhi, r, stable, &I[s]);
+        J[s] = r - I[s];
+    }
+}
+
+/* The merge-path split of two ascending runs — the CPU twin of gp_backend.merge_path
+ * (gp_kernels.h): *split = the number of lo's elements among the first t outputs of the
+ * merge of lo (nlo keys of `width` bytes, host memory: an MPI shared-memory window does)
+ * and hi (nhi), ordered by key with ties lo first, or with stable != 0 by (key, value)
+ * with exact ties lo first (the values are read only then). GP_MERGE_PATH over direct
+ * pointers: O(log(min(nlo, nhi))) element reads. Returns GP_OK or GP_EINVAL (width not
+ * 4/8, negative counts, t outside [0, nlo + nhi], NULL split, NULL keys (or values when
+ * stable) of a run with elements). */
+int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                      const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                      int stable, int64_t *split)
+{
+    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || t < 0 || t > nlo + nhi)
+        return CPU_FAIL(GP_EINVAL, "nlo = %lld, nhi = %lld, t = %lld: need counts >= 0 and "
+                        "0 <= t <= nlo + nhi", (long long)nlo, (long long)nhi, (long long)t);
+    if (!split) return CPU_FAIL(GP_EINVAL, "split is NULL");
+    if ((nlo > 0 && (!lo_keys || (stable && !lo_vals))) ||
+        (nhi > 0 && (!hi_keys || (stable && !hi_vals))))
+        return CPU_FAIL(GP_EINVAL, "an input is NULL with a nonzero count");
+    stable = stable != 0;
+#define PATH_LO_FIRST(a, b)                                                                  \
+    gp_lo_first(key_at(lo_keys, width, a), stable ? lo_vals[a] : 0,                          \
+                key_at(hi_keys, width, b), stable ? hi_vals[b] : 0, stable)
+    GP_MERGE_PATH(*split, nlo, nhi, t, PATH_LO_FIRST);
+#undef PATH_LO_FIRST
     return GP_OK;
 }
 
@@ -743,8 +791,37 @@ static int cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
     return GP_OK;
 }
 
-/* gp_backend.upload_wait of the CPU backend: its upload_async (cpu_upload) is done on return. */
-static int cpu_upload_wait(void) { return GP_OK; }
+/* gp_backend.upload_wait / download_wait / synchronize of the CPU backend: its
+ * upload_async and download_async (cpu_upload, cpu_download) are done on return, and it
+ * has no device work in flight. */
+static int cpu_done(void) { return GP_OK; }
+
+/* gp_backend.copy of the CPU backend: memcpy ("device" memory is host memory). */
+static int cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dst || !src) return CPU_FAIL(GP_EINVAL, "NULL pointer with %zu bytes", bytes);
+    memcpy(dst, src, bytes);
+    return GP_OK;
+}
+
+/* gp_backend.ipc_get / ipc_open / ipc_close of the CPU backend: no inter-process mapping of
+ * malloc memory (the rank exchange maps host memory through MPI shared-memory windows). */
+static int cpu_ipc_get(void *dev, void *handle)
+{
+    (void)dev, (void)handle;
+    return CPU_FAIL(GP_EINVAL, "inter-process mapping is not supported by the CPU backend");
+}
+static int cpu_ipc_open(const void *handle, void **dev)
+{
+    (void)handle, (void)dev;
+    return CPU_FAIL(GP_EINVAL, "inter-process mapping is not supported by the CPU backend");
+}
+static int cpu_ipc_close(void *dev)
+{
+    (void)dev;
+    return CPU_FAIL(GP_EINVAL, "inter-process mapping is not supported by the CPU backend");
+}
 
 static const gp_backend cpu_backend = {
     .name = "cpu",
@@ -769,13 +846,23 @@ static const gp_backend cpu_backend = {
     .exact_sum = gp_cpu_exact_sum,
     .mem_info = cpu_mem_info,
     .upload_async = cpu_upload,
-    .upload_wait = cpu_upload_wait,
+    .upload_wait = cpu_done,
     .sort_values = gp_cpu_sort_values,
+    .caps = GP_CAP_HOST_MEMORY,
+    .copy = cpu_copy,
+    .download_async = cpu_download,
+    .download_wait = cpu_done,
+    .merge_path = gp_cpu_merge_path,
+    .ipc_get = cpu_ipc_get,
+    .ipc_open = cpu_ipc_open,
+    .ipc_close = cpu_ipc_close,
+    .synchronize = cpu_done,
 };
 
 /* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and
- * host_alloc(0) return a unique 1-byte block), whose upload/download are memcpy and whose
- * kernels are the gp_cpu_* twins above, whose mem_info reports host memory (cpu_mem_info);
+ * host_alloc(0) return a unique 1-byte block), whose upload/download/copy are memcpy and
+ * whose kernels are the gp_cpu_* twins above, whose mem_info reports host memory
+ * (cpu_mem_info), whose caps say GP_CAP_HOST_MEMORY (its ipc_* entries fail, GP_EINVAL);
  * last_error() returns the message of the last failure of any of them ("" when none).
  * Never NULL. */
 const gp_backend *gp_backend_cpu(void) { return &cpu_backend; }

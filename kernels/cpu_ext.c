@@ -6,6 +6,7 @@
  * Errors: the twins record a one-line message through gp_cpu_fail (cpu_backend.c), so
  * gp_backend_cpu()->last_error() and gp_cpu_ext_last_error() both return it.
  */
+#include "cpu_merge.h"
 #include "gp_ext.h"
 #include "gp_keys_ext.h"
 
@@ -233,48 +234,48 @@ int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stab
     return GP_OK;
 }
 
-/* PAIR_MERGE(NAME, UT) defines the two-finger merge-split of gp_cpu_merge_split_pairs for
- * keys of type UT. LE(i, j): lo pair i goes before hi pair j (key <=, or (key, value) <=
- * lexicographically when stable). Lower part: forward merge of the first min(m, total)
- * outputs; upper part: backward merge from the ends writing the total - m largest pairs
- * from out[cnt-1] down to out[0] (taking lo only when it is strictly after hi, the mirror
- * of "ties: lo first"). */
-#define PAIR_MERGE(NAME, UT)                                                                 \
+/* One step (by key, or STABLE by (key, value); ties take lo) and the tail of the pair merge
+ * (cpu_merge.h): lk, lv, hk, hv, ok, ov and r0 are those of the MERGE_PAIRS functions. */
+#define PAIR_STEP(a, b, STABLE)                                                              \
+    do {                                                                                     \
+        const int64_t h_ = (STABLE) ? (hk[b] < lk[a]) | ((hk[b] == lk[a]) & (hv[b] < lv[a]))  \
+                                    : hk[b] < lk[a];                                         \
+        ok[(a) + (b) - r0] = h_ ? hk[b] : lk[a];                                             \
+        ov[(a) + (b) - r0] = h_ ? hv[b] : lv[a];                                             \
+        (a) += 1 - h_;                                                                       \
+        (b) += h_;                                                                           \
+    } while (0)
+#define PAIR_STEP_KEY(a, b) PAIR_STEP(a, b, 0)
+#define PAIR_STEP_STABLE(a, b) PAIR_STEP(a, b, 1)
+#define PAIR_TAIL(a, b, ie, je)                                                              \
+    do {                                                                                     \
+        const int from_lo_ = (a) < (ie);                                                     \
+        const size_t n_ = (size_t)(((ie) - (a)) + ((je) - (b)));                             \
+        memcpy(ok + ((a) + (b) - r0), from_lo_ ? lk + (a) : hk + (b), n_ * sizeof *ok);      \
+        memcpy(ov + ((a) + (b) - r0), from_lo_ ? lv + (a) : hv + (b), n_ * 8);               \
+    } while (0)
+
+/* MERGE_PAIRS(NAME, UT, STEP) defines
+ *   static void NAME(const UT *lk, const uint64_t *lv, int64_t nlo, const UT *hk,
+ *                    const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt, int stable,
+ *                    UT *ok, uint64_t *ov)
+ * ok / ov[0, cnt) = merged[r0, r0 + cnt) of the pairs lo and hi in the order of STEP
+ * (PAIR_STEP_KEY or PAIR_STEP_STABLE; `stable` says which, for the cuts): four segments cut
+ * at merge-path splits, merged together, branch-free (cpu_merge.h). */
+#define MERGE_PAIRS(NAME, UT, STEP)                                                          \
     static void NAME(const UT *lk, const uint64_t *lv, int64_t nlo, const UT *hk,            \
-                     const uint64_t *hv, int64_t nhi, int64_t m, int keep_upper, int stable, \
-                     UT *ok, uint64_t *ov, int64_t *nout)                                    \
+                     const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt, int stable,   \
+                     UT *ok, uint64_t *ov)                                                   \
     {                                                                                        \
-        const int64_t total = nlo + nhi;                                                     \
-        if (!keep_upper) {                                                                   \
-            const int64_t cnt = total < m ? total : m;                                       \
-            int64_t i = 0, j = 0;                                                            \
-            for (int64_t q = 0; q < cnt; q++) {                                              \
-                int take_lo;                                                                 \
-                if (j >= nhi) take_lo = 1;                                                   \
-                else if (i >= nlo) take_lo = 0;                                              \
-                else take_lo = lk[i] < hk[j] ||                                              \
-                               (lk[i] == hk[j] && (!stable || lv[i] <= hv[j]));              \
-                if (take_lo) { ok[q] = lk[i]; ov[q] = lv[i]; i++; }                          \
-                else { ok[q] = hk[j]; ov[q] = hv[j]; j++; }                                  \
-            }                                                                                \
-            *nout = cnt;                                                                     \
-        } else {                                                                             \
-            const int64_t cnt = total > m ? total - m : 0;                                   \
-            int64_t i = nlo - 1, j = nhi - 1;                                                \
-            for (int64_t q = cnt - 1; q >= 0; q--) {                                         \
-                int take_lo;                                                                 \
-                if (j < 0) take_lo = 1;                                                      \
-                else if (i < 0) take_lo = 0;                                                 \
-                else take_lo = lk[i] > hk[j] || (stable && lk[i] == hk[j] && lv[i] > hv[j]); \
-                if (take_lo) { ok[q] = lk[i]; ov[q] = lv[i]; i--; }                          \
-                else { ok[q] = hk[j]; ov[q] = hv[j]; j--; }                                  \
-            }                                                                                \
-            *nout = cnt;                                                                     \
-        }                                                                                    \
+        int64_t I[5], J[5];                                                                  \
+        gp_cpu_merge_cuts((int)sizeof(UT), lk, lv, nlo, hk, hv, nhi, r0, cnt, stable, I, J); \
+        GP_MERGE_RUN4(I, J, STEP, PAIR_TAIL);                                                \
     }
 
-PAIR_MERGE(pair_merge_u32, uint32_t)
-PAIR_MERGE(pair_merge_u64, uint64_t)
+MERGE_PAIRS(merge_pairs_u32, uint32_t, PAIR_STEP_KEY)
+MERGE_PAIRS(merge_pairs_u64, uint64_t, PAIR_STEP_KEY)
+MERGE_PAIRS(merge_pairs_u32_stable, uint32_t, PAIR_STEP_STABLE)
+MERGE_PAIRS(merge_pairs_u64_stable, uint64_t, PAIR_STEP_STABLE)
 
 /* Merge-split of two ascending (key, value) arrays — the CPU twin of
  * gp_backend.merge_split_pairs (meaning: gp_ext.h).
@@ -283,7 +284,8 @@ PAIR_MERGE(pair_merge_u64, uint64_t)
  * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
  * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
  * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
- * one). Two-finger merge, O(c) time; out past c is not written. Unsorted inputs give an
+ * one). A branch-free forward merge of four segments cut at merge-path splits
+ * (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted inputs give an
  * unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width, negative counts,
  * nlo > m or nhi > m, NULL pointers where pairs are read or written, overlap). */
 int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
@@ -316,14 +318,18 @@ int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_
         ranges_overlap(out_vals, cv, hi_vals, (size_t)nhi * 8) ||
         ranges_overlap(out_keys, ck, out_vals, cv))
         return EXT_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
-    if (width == 4)
-        pair_merge_u32((const uint32_t *)lo_keys, lo_vals, nlo, (const uint32_t *)hi_keys,
-                       hi_vals, nhi, m, keep_upper, stable != 0, (uint32_t *)out_keys,
-                       out_vals, nout);
-    else
-        pair_merge_u64((const uint64_t *)lo_keys, lo_vals, nlo, (const uint64_t *)hi_keys,
-                       hi_vals, nhi, m, keep_upper, stable != 0, (uint64_t *)out_keys,
-                       out_vals, nout);
+    /* the merge starts at merged[r0] (0, or m for the upper half) */
+    const int64_t r0 = keep_upper ? m : 0;
+    stable = stable != 0;
+    if (cnt > 0 && width == 4)
+        (stable ? merge_pairs_u32_stable : merge_pairs_u32)(
+            (const uint32_t *)lo_keys, lo_vals, nlo, (const uint32_t *)hi_keys, hi_vals, nhi, r0,
+            cnt, stable, (uint32_t *)out_keys, out_vals);
+    else if (cnt > 0)
+        (stable ? merge_pairs_u64_stable : merge_pairs_u64)(
+            (const uint64_t *)lo_keys, lo_vals, nlo, (const uint64_t *)hi_keys, hi_vals, nhi, r0,
+            cnt, stable, (uint64_t *)out_keys, out_vals);
+    *nout = cnt;
     return GP_OK;
 }
 

@@ -1,8 +1,9 @@
 /* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
  * transfers, the error buffer and the cached device properties. The kernels live in
  * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (keys, sort, merge-split) and
- * cuda_ext.cu (descending keys, key + value sort and merge-split, exact sums), the sort
- * engine in cuda_bitonic.cuh.
+ * cuda_ext.cu (descending keys, key + value sort and merge-split, exact sums, merge_path),
+ * the sort engine in cuda_bitonic.cuh. Memory, transfers, the device-to-device copy and the
+ * inter-process mappings (cudaIpc*) of the rank exchange are here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().
@@ -163,6 +164,89 @@ static int cuda_upload_wait(void)
     return GP_OK;
 }
 
+/* The stream of download_async (non-blocking, apart from the upload stream, so that the
+ * exchange's staging downloads one piece while it uploads another), created on first use
+ * for the current device. */
+static cudaStream_t g_down_stream = NULL;
+static int g_down_dev = -1;
+
+/* Asynchronous device -> host copy of `bytes` bytes on the download stream. */
+static int cuda_download_async(void *host, const void *dev, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    int d = -1;
+    CUDA_CHECK(cudaGetDevice(&d));
+    if (g_down_stream == NULL || g_down_dev != d) {
+        cudaStream_t s = NULL;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        g_down_stream = s; /* a stream of a previously current device is kept */
+        g_down_dev = d;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, g_down_stream));
+    return GP_OK;
+}
+
+/* Waits for every copy issued by cuda_download_async. */
+static int cuda_download_wait(void)
+{
+    if (g_down_stream == NULL) return GP_OK;
+    CUDA_CHECK(cudaStreamSynchronize(g_down_stream));
+    return GP_OK;
+}
+
+/* Device -> device copy (either side may be a cudaIpcOpenMemHandle mapping: unified
+ * addressing tells the runtime where each lies), then a device synchronisation: a
+ * device-to-device cudaMemcpy may return before it is done, and the copy must be complete
+ * for the non-blocking streams and for other processes that map the memory. */
+static int cuda_copy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dst || !src) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return GP_OK;
+}
+
+static_assert(sizeof(cudaIpcMemHandle_t) == GP_IPC_HANDLE_BYTES, "GP_IPC_HANDLE_BYTES");
+
+/* The IPC handle of the allocation that starts at dev (from cuda_alloc). */
+static int cuda_ipc_get(void *dev, void *handle)
+{
+    if (!dev || !handle) GPC_EINVAL("NULL pointer");
+    cudaIpcMemHandle_t h;
+    CUDA_CHECK(cudaIpcGetMemHandle(&h, dev));
+    memcpy(handle, &h, sizeof h);
+    return GP_OK;
+}
+
+/* Maps another process's allocation named by handle (peer access enabled on demand). */
+static int cuda_ipc_open(const void *handle, void **dev)
+{
+    if (!handle || !dev) GPC_EINVAL("NULL pointer");
+    cudaIpcMemHandle_t h;
+    memcpy(&h, handle, sizeof h);
+    void *p = NULL;
+    CUDA_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
+    *dev = p;
+    return GP_OK;
+}
+
+/* Unmaps what cuda_ipc_open mapped. */
+static int cuda_ipc_close(void *dev)
+{
+    if (!dev) GPC_EINVAL("NULL pointer");
+    CUDA_CHECK(cudaIpcCloseMemHandle(dev));
+    return GP_OK;
+}
+
+/* Waits for all device work of this process. */
+static int cuda_synchronize(void)
+{
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return GP_OK;
+}
+
 static const char *cuda_last_error(void) { return g_errbuf; }
 
 /* gp_backend.mem_info (meaning: gp_kernels.h): cudaMemGetInfo of the current device, the
@@ -204,6 +288,15 @@ static const gp_backend g_cuda_backend = {
     cuda_upload_async,
     cuda_upload_wait,
     gp_cuda_sort_values,
+    GP_CAP_IPC,
+    cuda_copy,
+    cuda_download_async,
+    cuda_download_wait,
+    gp_cuda_merge_path,
+    cuda_ipc_get,
+    cuda_ipc_open,
+    cuda_ipc_close,
+    cuda_synchronize,
 };
 
 /* ---- public entry points (gp_kernels.h) ----------------------------------------------- */

@@ -39,6 +39,7 @@
 #include "cuda_bitonic.cuh"
 #include "cuda_ext.cuh"
 #include "gp_keys_ext.h"
+#include "gp_merge_path.h"
 
 #include <string.h>
 
@@ -108,15 +109,12 @@ __host__ __device__ __forceinline__ long long px_merge_path(const K *lk, const u
                                                             const uint64_t *hv, long long nhi,
                                                             long long r)
 {
-    long long a0 = r - nhi > 0 ? r - nhi : 0;
-    long long a1 = r < nlo ? r : nlo;
-    while (a0 < a1) {
-        const long long mid = a0 + ((a1 - a0) >> 1);
-        const long long b = r - 1 - mid;
-        if (px_lo_first<K, STABLE>(lk[mid], lv[mid], hk[b], hv[b])) a0 = mid + 1;
-        else a1 = mid;
-    }
-    return a0;
+    auto lo_first = [&](long long i, long long j) {
+        return px_lo_first<K, STABLE>(lk[i], STABLE ? lv[i] : 0, hk[j], STABLE ? hv[j] : 0);
+    };
+    long long a = 0;
+    GP_MERGE_PATH(a, nlo, nhi, r, lo_first);
+    return a;
 }
 
 /* Merged outputs [rs, rs + cnt) (cnt <= PM_IPT, rs + cnt <= nlo + nhi) to f(q, key, val). */
@@ -176,6 +174,28 @@ pk_merge(const K *__restrict__ lk, const uint64_t *__restrict__ lv, long long nl
         }
         __syncthreads();
     }
+}
+
+/* The answer of pk_merge_path (one launch at a time: one calling host thread). */
+__device__ long long g_px_split;
+
+/* gp_backend.merge_path on the device: one thread runs the merge-path search (either run
+ * may be another process's memory mapped with cudaIpcOpenMemHandle). */
+template <typename K, bool STABLE>
+__global__ void pk_merge_path(const K *lk, const uint64_t *lv, long long nlo, const K *hk,
+                              const uint64_t *hv, long long nhi, long long t)
+{
+    g_px_split = px_merge_path<K, STABLE>(lk, lv, nlo, hk, hv, nhi, t);
+}
+
+template <typename K, bool STABLE>
+int px_run_merge_path(const void *lk, const uint64_t *lv, long long nlo, const void *hk,
+                      const uint64_t *hv, long long nhi, long long t, long long *split)
+{
+    pk_merge_path<K, STABLE><<<1, 1>>>((const K *)lk, lv, nlo, (const K *)hk, hv, nhi, t);
+    CUDA_CHECK_LAUNCH("pk_merge_path");
+    CUDA_CHECK(cudaMemcpyFromSymbol(split, g_px_split, sizeof *split)); /* waits for it */
+    return GP_OK;
 }
 
 /* ---- exact sums: per-thread work (host and device) --------------------------------------- */
@@ -595,6 +615,46 @@ extern "C" int gp_cuda_merge_split_pairs(int width, const void *lo_keys,
                                                     nhi, r0, r0 + cnt, out_keys, out_vals, d);
     if (rc) return rc;
     *nout = cnt;
+    return GP_OK;
+}
+
+/* The merge-path split of two ascending runs — gp_backend.merge_path on the GPU (meaning:
+ * gp_kernels.h): one thread of one block runs px_merge_path (GP_MERGE_PATH with the order of
+ * the pair merge; stable == 0 reads no values), the answer comes back with
+ * cudaMemcpyFromSymbol. A search with one candidate (an empty run, t = 0 or t = nlo + nhi)
+ * is answered on the host without a launch. Returns GP_OK, GP_EINVAL (width, counts, t out of
+ * range, NULL pointers) or GP_EDEVICE. */
+extern "C" int gp_cuda_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals,
+                                  int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                                  int64_t nhi, int64_t t, int stable, int64_t *split)
+{
+    if (width != 4 && width != 8) GPC_EINVAL("width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || t < 0 || t > nlo + nhi)
+        GPC_EINVAL("nlo = %lld, nhi = %lld, t = %lld: need counts >= 0 and 0 <= t <= nlo + nhi",
+                   (long long)nlo, (long long)nhi, (long long)t);
+    if (!split) GPC_EINVAL("split is NULL");
+    if ((nlo > 0 && (!lo_keys || (stable && !lo_vals))) ||
+        (nhi > 0 && (!hi_keys || (stable && !hi_vals))))
+        GPC_EINVAL("an input is NULL with a nonzero count");
+    const long long a0 = t > nhi ? t - nhi : 0, a1 = t < nlo ? t : nlo;
+    if (a0 >= a1) {
+        *split = a0;
+        return GP_OK;
+    }
+    long long v = 0;
+    int rc;
+    if (width == 4)
+        rc = stable ? px_run_merge_path<uint32_t, true>(lo_keys, lo_vals, nlo, hi_keys, hi_vals,
+                                                        nhi, t, &v)
+                    : px_run_merge_path<uint32_t, false>(lo_keys, NULL, nlo, hi_keys, NULL, nhi,
+                                                         t, &v);
+    else
+        rc = stable ? px_run_merge_path<uint64_t, true>(lo_keys, lo_vals, nlo, hi_keys, hi_vals,
+                                                        nhi, t, &v)
+                    : px_run_merge_path<uint64_t, false>(lo_keys, NULL, nlo, hi_keys, NULL, nhi,
+                                                         t, &v);
+    if (rc) return rc;
+    *split = v;
     return GP_OK;
 }
 

@@ -22,6 +22,9 @@ int gp_cuda_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo
                               void *out_keys, uint64_t *out_vals, int64_t *nout);
 int gp_cuda_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
                       struct gp_superacc *acc);
+int gp_cuda_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                       int stable, int64_t *split);
 }
 
 #endif /* GP_CUDA_EXT_CUH */

@@ -20,6 +20,7 @@
  */
 #include "cuda_bitonic.cuh"
 #include "cuda_internal.cuh"
+#include "gp_merge_path.h"
 
 #include <string.h>
 
@@ -66,15 +67,11 @@ template <typename K>
 __host__ __device__ __forceinline__ long long merge_path(const K *lo, long long nlo,
                                                          const K *hi, long long nhi, long long r)
 {
-    long long a0 = r - nhi > 0 ? r - nhi : 0;
-    long long a1 = r < nlo ? r : nlo;
-    while (a0 < a1) {
-        const long long mid = a0 + ((a1 - a0) >> 1);
-        /* lo[mid] is among the first r outputs iff lo[mid] <= hi[r-1-mid] */
-        if (lo[mid] <= hi[r - 1 - mid]) a0 = mid + 1;
-        else a1 = mid;
-    }
-    return a0;
+    /* lo[i] is among the first r outputs iff lo[i] <= hi[r-1-i] (gp_merge_path.h) */
+    auto lo_first = [&](long long i, long long j) { return lo[i] <= hi[j]; };
+    long long a = 0;
+    GP_MERGE_PATH(a, nlo, nhi, r, lo_first);
+    return a;
 }
 
 /* Merged outputs [rs, rs + cnt) (cnt <= MERGE_IPT, rs + cnt <= nlo + nhi) to f(q, key),

@@ -45,8 +45,8 @@
  *   nlo + nhi - m), to out_keys[0, c) / out_vals[0, c) (device pointers, m entries each,
  *   not overlapping an input); *nout (host) = c; nothing past c is written. Requires
  *   0 <= nlo, nhi <= m. Errors: GP_EINVAL (width, counts, NULL pointers, overlap),
- *   GP_EDEVICE. CPU: two-finger merge (backwards for the upper half); CUDA: merge path
- *   (Green, Odeh and Birk, "GPU Merge Path", 2012).
+ *   GP_EDEVICE. CPU: a branch-free forward two-finger merge from the merge-path split of
+ *   its first output; CUDA: merge path (Green, Odeh and Birk, "GPU Merge Path", 2012).
  *
  * exact_sum(t, y, n, what, acc)
  *   Adds terms of y[0, n) (type t, device pointer) exactly into *acc (HOST memory, a

@@ -359,7 +359,71 @@ typedef struct gp_backend {
      * twins in turn. Errors: GP_EINVAL (bad t, n < 0, NULL buf with n > 0; CUDA: n needing
      * more sort tiles than the grid's x limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
     int (*sort_values)(gp_dtype t, void *buf, int64_t n);
+
+    /* ---- the rank exchange's data plane (src/exchange.c) ---- */
+
+    /* What the backend's memory allows, GP_CAP_* bits (below): GP_CAP_HOST_MEMORY, its
+     * device memory is host memory (the CPU backend: host code, MPI and MPI shared-memory
+     * windows can use a pointer from alloc() directly); GP_CAP_IPC, memory from alloc()
+     * can be mapped by another process of the node (ipc_get / ipc_open / ipc_close work;
+     * the CUDA backend). Host code asks these bits, never the backend's name. */
+    unsigned caps;
+
+    /* Copies `bytes` bytes from device memory to device memory (ranges that do not
+     * overlap; either may lie in a mapping from ipc_open). Complete on return (CUDA:
+     * cudaMemcpy, then the device is synchronised, so every stream and every process
+     * that maps the memory sees it). Errors: GP_EINVAL (NULL pointer with bytes > 0),
+     * GP_EDEVICE. */
+    int (*copy)(void *dst, const void *src, size_t bytes);
+
+    /* The mirror of upload_async: starts a device -> host copy of `bytes` bytes and
+     * returns; complete only after the next download_wait(); copies complete in order.
+     * CUDA: cudaMemcpyAsync on a non-blocking stream of its own (not the upload stream,
+     * so a download and an upload run at the same time), host memory from host_alloc;
+     * CPU: memcpy, done on return. Errors: GP_EINVAL (NULL pointer with bytes > 0),
+     * GP_EDEVICE. */
+    int (*download_async)(void *host, const void *dev, size_t bytes);
+    /* Waits until every download_async issued so far has completed (GP_OK, GP_EDEVICE). */
+    int (*download_wait)(void);
+
+    /* The merge-path split (gp_merge_path.h) of two ascending runs: *split (host) = the
+     * number of lo's elements among the first t outputs of their merge, 0 <= t <= nlo +
+     * nhi, with the order and tie rule of merge_split_keys (stable == 0: by key, ties lo
+     * first; lo_vals / hi_vals are not read and may be NULL) or of merge_split_pairs with
+     * stable != 0 (by (key, value), exact ties lo first). Inputs are device pointers; one
+     * may be a mapping of another process's memory from ipc_open (CPU: a pointer into an
+     * MPI shared-memory window). Reads O(log(nlo + nhi)) elements. CUDA: one thread of one
+     * block, then a copy of the answer. Errors: GP_EINVAL (width not 4/8, counts negative
+     * or t out of range, NULL pointers with elements to read), GP_EDEVICE. */
+    int (*merge_path)(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                      const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                      int stable, int64_t *split);
+
+    /* Inter-process mapping of device memory (GP_CAP_IPC; the CPU backend returns
+     * GP_EINVAL, "not supported"). ipc_get writes into handle[0, GP_IPC_HANDLE_BYTES) the
+     * handle of the allocation that starts at dev (a pointer alloc() returned: CUDA
+     * cudaIpcGetMemHandle). ipc_open maps, in this process, the allocation of another
+     * process that a handle names and sets *dev to its start (cudaIpcOpenMemHandle with
+     * cudaIpcMemLazyEnablePeerAccess: a peer mapping over NVLink / PCIe when the other
+     * process owns another GPU, the same device's memory when it shares this one); a
+     * process cannot open its own handle. ipc_close unmaps what ipc_open mapped
+     * (cudaIpcCloseMemHandle); every mapping must be closed before the owner frees the
+     * memory. Errors: GP_EINVAL, GP_EDEVICE (last_error() names the call). */
+    int (*ipc_get)(void *dev, void *handle);
+    int (*ipc_open)(const void *handle, void **dev);
+    int (*ipc_close)(void *dev);
+
+    /* Waits until all device work of this process has finished (CUDA:
+     * cudaDeviceSynchronize; CPU: nothing). GP_OK or GP_EDEVICE. */
+    int (*synchronize)(void);
 } gp_backend;
+
+/* gp_backend.caps bits */
+#define GP_CAP_HOST_MEMORY 1u /* device memory is host memory */
+#define GP_CAP_IPC 2u         /* ipc_get / ipc_open / ipc_close map memory between processes */
+
+/* Bytes of a handle of ipc_get / ipc_open (the size of cudaIpcMemHandle_t). */
+#define GP_IPC_HANDLE_BYTES 64
 
 /* The CPU backend (always available). */
 const gp_backend *gp_backend_cpu(void);
@@ -388,6 +452,9 @@ int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
                             int64_t nhi, int64_t m, int keep_upper, void *out,
                             int64_t *nout);
+int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                      const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                      int stable, int64_t *split);
 /* The issue 7 twins (kernels/cpu_ext.c; gp_ext.h documents them). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);

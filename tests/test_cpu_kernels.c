@@ -679,6 +679,32 @@ static void test_merge_split_all(void)
     CHECK(no == -7, "nout written on failure");
     CHECK(strstr(gp_backend_cpu()->last_error(), "merge_split") != NULL,
           "last_error does not name the failing call: \"%s\"", gp_backend_cpu()->last_error());
+
+    /* the merge-path split (the rank exchange's; its adversarial cases are in
+     * test_mpi_pipeline's split tests) and the exchange's table entries */
+    snprintf(g_ctx, sizeof g_ctx, "merge_path and the exchange's entries");
+    const gp_backend *be = gp_backend_cpu();
+    uint64_t v[4] = {0, 1, 2, 3};
+    int64_t sp = -7;
+    CHECK(be->merge_path(4, a, NULL, 4, b, NULL, 4, 4, 0, &sp) == GP_OK && sp == 3,
+          "merge_path of {1,2,3,4} {2,3,4,5} at 4: %lld, not 3", (long long)sp);
+    CHECK(be->merge_path(4, a, v, 4, b, v, 4, 4, 1, &sp) == GP_OK && sp == 2,
+          "stable merge_path (values 0..3 both) at 4: %lld, not 2", (long long)sp);
+    CHECK(be->merge_path(4, a, NULL, 4, b, NULL, 4, 9, 0, &sp) == GP_EINVAL, "t > nlo + nhi accepted");
+    CHECK(be->merge_path(4, a, NULL, 4, b, NULL, 4, -1, 0, &sp) == GP_EINVAL, "t < 0 accepted");
+    CHECK(be->merge_path(8, a, NULL, 2, b, NULL, 2, 1, 1, &sp) == GP_EINVAL, "stable without values accepted");
+    CHECK(be->merge_path(5, a, NULL, 2, b, NULL, 2, 1, 0, &sp) == GP_EINVAL, "width 5 accepted");
+    CHECK(be->merge_path(4, a, NULL, 2, b, NULL, 2, 1, 0, NULL) == GP_EINVAL, "NULL split accepted");
+    CHECK(be->merge_path(4, NULL, NULL, 0, NULL, NULL, 0, 0, 0, &sp) == GP_OK && sp == 0, "empty runs");
+    CHECK((be->caps & GP_CAP_HOST_MEMORY) && !(be->caps & GP_CAP_IPC), "caps %#x", be->caps);
+    unsigned char h[GP_IPC_HANDLE_BYTES];
+    void *mp = NULL;
+    CHECK(be->ipc_get(o, h) == GP_EINVAL && be->ipc_open(h, &mp) == GP_EINVAL &&
+              be->ipc_close(o) == GP_EINVAL && mp == NULL, "ipc entries not refused");
+    CHECK(be->copy(o, a, 16) == GP_OK && memcmp(o, a, 16) == 0, "copy");
+    CHECK(be->download_async(o, b, 16) == GP_OK && be->download_wait() == GP_OK &&
+              memcmp(o, b, 16) == 0 && be->synchronize() == GP_OK, "download_async");
+    CHECK(be->copy(NULL, a, 4) == GP_EINVAL && be->copy(o, NULL, 0) == GP_OK, "copy NULL");
 }
 
 /* ---- trapezoids --------------------------------------------------------------------------- */

@@ -24,7 +24,8 @@
  *     bytewise equal to the twin's, starting from a nonzero accumulator, and the rounded
  *     double bitwise equal; the sum of 1-5 random GPU pieces (element-offset pointers)
  *     added in a shuffled order equals it too; plus 2^24+3 elements (f64 wide, u64, f32);
- * merge_split_pairs on sorted pairs of unequal sizes (0 included), both halves, stable or
+ * merge_split_pairs (and merge_path, the rank exchange's split, at several t) on sorted
+ * pairs of unequal sizes (0 included), both halves, stable or
  * not, few-unique keys (ties across lo and hi): bit-exact, nothing past *nout written;
  * argument errors give GP_EINVAL. Nothing is timed.
  */
@@ -485,6 +486,22 @@ static void merge_case(int width, int stable, int64_t nlo, int64_t nhi, int64_t 
         free(tk);
         free(tv);
     }
+    /* merge_path (the exchange's split) at the ends, the middle and m: equal to the twin */
+    const int64_t ts[] = {0, 1, nlo, nhi, (nlo + nhi) / 2, m, nlo + nhi - 1, nlo + nhi};
+    for (size_t q = 0; q < sizeof ts / sizeof ts[0]; q++) {
+        const int64_t t = ts[q];
+        int64_t want = -1, got = -2;
+        if (t < 0 || t > nlo + nhi) continue;
+        if (gp_cpu_merge_path(width, lk, lv, nlo, hk, hv, nhi, t, stable, &want) != GP_OK) {
+            failf(&c, "twin merge_path failed: %s", gp_cpu_ext_last_error());
+            break;
+        }
+        GPU_OK(&c, G->merge_path(width, dlk, stable ? (const uint64_t *)dlv : NULL, nlo, dhk,
+                                 stable ? (const uint64_t *)dhv : NULL, nhi, t, stable, &got),
+               break);
+        CHECK(&c, got == want, "merge_path t=%lld: %lld, twin %lld", (long long)t, (long long)got,
+              (long long)want);
+    }
 done:
     G->free(dlk);
     G->free(dhk);
@@ -583,6 +600,28 @@ static void test_api(void)
           "merge out_keys overlaps lo");
     CHECK(&c, G->merge_split_pairs(8, NULL, NULL, 0, NULL, NULL, 0, 0, 1, 0, NULL, NULL, &nout) == GP_OK && nout == 0,
           "merge of nothing");
+    /* the rank exchange's entries */
+    int64_t split = -1;
+    unsigned char hb[4096], hc[4096], handle[GP_IPC_HANDLE_BYTES];
+    void *mapped = NULL;
+    for (int i = 0; i < 4096; i++) hb[i] = (unsigned char)(i * 7 + 1);
+    CHECK(&c, (G->caps & GP_CAP_IPC) && !(G->caps & GP_CAP_HOST_MEMORY), "caps %#x", G->caps);
+    CHECK(&c, G->merge_path(3, d, NULL, 1, e, NULL, 1, 1, 0, &split) == GP_EINVAL, "merge_path width 3");
+    CHECK(&c, G->merge_path(4, d, NULL, 1, e, NULL, 1, 3, 0, &split) == GP_EINVAL, "merge_path t > n");
+    CHECK(&c, G->merge_path(4, d, NULL, 1, e, NULL, 1, 1, 1, &split) == GP_EINVAL,
+          "merge_path stable without values");
+    CHECK(&c, G->merge_path(4, NULL, NULL, 0, e, NULL, 5, 3, 0, &split) == GP_OK && split == 0,
+          "merge_path of an empty lo");
+    CHECK(&c, G->upload(d, hb, 4096) == GP_OK && G->copy(e, d, 4096) == GP_OK &&
+                  G->download_async(hc, e, 4096) == GP_OK && G->download_wait() == GP_OK &&
+                  memcmp(hb, hc, 4096) == 0, "copy, download_async / download_wait");
+    CHECK(&c, G->copy(e, NULL, 1) == GP_EINVAL && G->download_async(NULL, e, 1) == GP_EINVAL,
+          "copy / download_async NULL");
+    CHECK(&c, G->synchronize() == GP_OK, "synchronize");
+    CHECK(&c, G->ipc_get(d, handle) == GP_OK, "ipc_get: %s", G->last_error());
+    CHECK(&c, G->ipc_open(handle, &mapped) != GP_OK, "ipc_open of this process's own handle accepted");
+    CHECK(&c, G->ipc_get(NULL, handle) == GP_EINVAL && G->ipc_close(NULL) == GP_EINVAL,
+          "ipc NULL arguments");
     CHECK(&c, G->exact_sum(GP_F64, d, 1, 0, &acc) == GP_EINVAL, "exact_sum what = 0");
     CHECK(&c, G->exact_sum(GP_F64, d, 1, GP_SA_VALUES, NULL) == GP_EINVAL, "exact_sum NULL acc");
     CHECK(&c, G->exact_sum(GP_F64, NULL, 1, GP_SA_VALUES, &acc) == GP_EINVAL, "exact_sum NULL y");
