@@ -133,67 +133,53 @@ static int cuda_download(void *host, const void *dev, size_t bytes)
     return GP_OK;
 }
 
-/* The stream of upload_async (non-blocking: it does not order itself against the legacy
- * default stream of the kernels; upload_wait is the caller's fence), created on first use
- * for the current device. */
-static cudaStream_t g_up_stream = NULL;
-static int g_up_dev = -1;
+/* A copy stream of the backend: non-blocking (it does not order itself against the legacy
+ * default stream of the kernels; its wait entry is the caller's fence), created on first use
+ * for the current device (one of a previously current device is kept). Two of them: the
+ * uploads' (upload_async) and the downloads' (download_async), so that the exchange's
+ * staging downloads one piece while it uploads another. */
+typedef struct copy_stream {
+    cudaStream_t s;
+    int dev;
+} copy_stream;
+static copy_stream g_up = {NULL, -1}, g_down = {NULL, -1};
 
-/* Asynchronous host -> device copy of `bytes` bytes on the upload stream. */
+/* Starts a copy of `bytes` bytes on stream cs (made for the current device when needed). */
+static int copy_async(copy_stream *cs, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
+{
+    if (bytes == 0) return GP_OK;
+    if (!dst || !src) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    int d = -1;
+    CUDA_CHECK(cudaGetDevice(&d));
+    if (cs->s == NULL || cs->dev != d) {
+        cudaStream_t s = NULL;
+        CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        cs->s = s;
+        cs->dev = d;
+    }
+    CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, cs->s));
+    return GP_OK;
+}
+
+/* Waits for every copy started on stream cs. */
+static int copy_wait(const copy_stream *cs)
+{
+    if (cs->s == NULL) return GP_OK;
+    CUDA_CHECK(cudaStreamSynchronize(cs->s));
+    return GP_OK;
+}
+
+/* gp_backend.upload_async / upload_wait / download_async / download_wait. */
 static int cuda_upload_async(void *dev, const void *host, size_t bytes)
 {
-    if (bytes == 0) return GP_OK;
-    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
-    int d = -1;
-    CUDA_CHECK(cudaGetDevice(&d));
-    if (g_up_stream == NULL || g_up_dev != d) {
-        cudaStream_t s = NULL;
-        CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        g_up_stream = s; /* a stream of a previously current device is kept */
-        g_up_dev = d;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g_up_stream));
-    return GP_OK;
+    return copy_async(&g_up, dev, host, bytes, cudaMemcpyHostToDevice);
 }
-
-/* Waits for every copy issued by cuda_upload_async. */
-static int cuda_upload_wait(void)
-{
-    if (g_up_stream == NULL) return GP_OK;
-    CUDA_CHECK(cudaStreamSynchronize(g_up_stream));
-    return GP_OK;
-}
-
-/* The stream of download_async (non-blocking, apart from the upload stream, so that the
- * exchange's staging downloads one piece while it uploads another), created on first use
- * for the current device. */
-static cudaStream_t g_down_stream = NULL;
-static int g_down_dev = -1;
-
-/* Asynchronous device -> host copy of `bytes` bytes on the download stream. */
+static int cuda_upload_wait(void) { return copy_wait(&g_up); }
 static int cuda_download_async(void *host, const void *dev, size_t bytes)
 {
-    if (bytes == 0) return GP_OK;
-    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
-    int d = -1;
-    CUDA_CHECK(cudaGetDevice(&d));
-    if (g_down_stream == NULL || g_down_dev != d) {
-        cudaStream_t s = NULL;
-        CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        g_down_stream = s; /* a stream of a previously current device is kept */
-        g_down_dev = d;
-    }
-    CUDA_CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, g_down_stream));
-    return GP_OK;
+    return copy_async(&g_down, host, dev, bytes, cudaMemcpyDeviceToHost);
 }
-
-/* Waits for every copy issued by cuda_download_async. */
-static int cuda_download_wait(void)
-{
-    if (g_down_stream == NULL) return GP_OK;
-    CUDA_CHECK(cudaStreamSynchronize(g_down_stream));
-    return GP_OK;
-}
+static int cuda_download_wait(void) { return copy_wait(&g_down); }
 
 /* Device -> device copy (either side may be a cudaIpcOpenMemHandle mapping: unified
  * addressing tells the runtime where each lies), then a device synchronisation: a

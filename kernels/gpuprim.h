@@ -13,10 +13,14 @@
  *   exchange.h    the distributed operations over an MPI communicator:
  *                   gp_stats_reduce / gp_stats_allreduce  combine every rank's gp_stats in
  *                                   rank order (deterministic for a given rank count),
- *                   gp_bitonic_exchange / gp_bitonic_exchange_pairs  rank-level bitonic
+ *                   gp_exchange_create / _keys / _run / _destroy  rank-level bitonic
  *                                   merge exchange that leaves sorted shards globally
- *                                   sorted across the ranks (device memory: the shard
- *                                   and one receive buffer of the same size),
+ *                                   sorted across the ranks, moving only the elements
+ *                                   that change side (partners on a node map each
+ *                                   other's memory, others use MPI; device memory: the
+ *                                   shard and one receive buffer of the same size, which
+ *                                   the exchange owns), and gp_bitonic_exchange(_pairs),
+ *                                   the same on the caller's buffers (mpi transport),
  *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors);
  *   h5io.h        parallel HDF5 shard reads and safe writes (gp_shard_range, gp_h5_open,
  *                 gp_h5_read, gp_h5_write, gp_h5_close).
@@ -25,10 +29,11 @@
  * MPI_COMM_TYPE_SHARED, then MPI_Comm_rank); pick a backend (gp_cuda_device_count() > 0 ?
  * gp_backend_cuda(local_rank % count, ...) : gp_backend_cpu()); alloc + upload a shard;
  * be->stats; gp_stats_allreduce; agree on the slot count m (MPI_Allreduce, MPI_MAX of the
- * shard sizes, or ceil(N/P)) and allocate the exchange's buffers of m keys each (the shard
- * and recv on the backend, host_send and host_recv on the host); be->to_keys +
- * be->sort_keys; gp_bitonic_exchange; be->from_keys. tests/example/example.c is a
- * complete one. To sort one array on one process (no exchange), be->sort_values does
+ * shard sizes, or ceil(N/P)) and create the exchange (gp_exchange_create: it allocates
+ * the shard buffer of m keys and its receive buffer); upload the shard to
+ * gp_exchange_keys(x); be->to_keys + be->sort_keys there; gp_exchange_run; be->from_keys on
+ * gp_exchange_keys(x) again (the run may switch buffers); gp_exchange_destroy.
+ * tests/example/example.c is a complete one. To sort one array on one process (no exchange), be->sort_values does
  * to_keys + sort_keys + from_keys in one call.
  *
  * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and

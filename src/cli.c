@@ -69,6 +69,13 @@ void gp_print_usage(void)
         "execution\n"
         "  --backend B        auto: CUDA when a GPU is visible, else the CPU with a one-line\n"
         "                     notice (default) | cuda (alias gpu): fail when no GPU | cpu\n"
+        "  --transport T      how the sort's rank exchange moves data between partner ranks:\n"
+        "                     auto: shared for partners on one node, mpi otherwise; a shared\n"
+        "                     setup that fails falls back to mpi with a notice (default) |\n"
+        "                     shared: partners map each other's memory (CUDA IPC, or MPI\n"
+        "                     shared-memory windows on the CPU backend); exit 7 when that\n"
+        "                     cannot be set up or a partner is on another node | mpi: through\n"
+        "                     MPI (not with --no-sort or --function)\n"
         "  -h, --help         print this text and exit 0\n"
         "  --version          print the version and whether this build has the CUDA backend;\n"
         "                     exit 0\n"
@@ -170,7 +177,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
     o->b = 1.0;
     o->n = 1000000;
     o->backend = GP_BACKEND_AUTO;
-    int have_n = 0, have_a = 0, have_b = 0, have_dx = 0;
+    int have_n = 0, have_a = 0, have_b = 0, have_dx = 0, have_transport = 0;
 
 #define NEED_ARG()                                                                      \
     do {                                                                                \
@@ -265,6 +272,16 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
                 snprintf(msg, msglen, "--backend %s: need auto, cuda or cpu", val);
                 return GP_EXIT_USAGE;
             }
+        } else if (strcmp(arg, "--transport") == 0) {
+            NEED_ARG();
+            if (strcmp(val, "auto") == 0) o->transport = GP_TRANSPORT_OPT_AUTO;
+            else if (strcmp(val, "shared") == 0) o->transport = GP_TRANSPORT_OPT_SHARED;
+            else if (strcmp(val, "mpi") == 0) o->transport = GP_TRANSPORT_OPT_MPI;
+            else {
+                snprintf(msg, msglen, "--transport %s: need auto, shared or mpi", val);
+                return GP_EXIT_USAGE;
+            }
+            have_transport = 1;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             snprintf(msg, msglen, "unknown option %s (see --help)", arg);
             return GP_EXIT_USAGE;
@@ -289,7 +306,8 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
                              : o->dataset ? "--dataset" : have_dx ? "--dx"
                              : o->descending ? "--descending" : o->stable ? "--stable"
                              : o->argsort ? "--argsort" : o->payload ? "--payload"
-                             : o->reproducible ? "--reproducible" : NULL;
+                             : o->reproducible ? "--reproducible"
+                             : have_transport ? "--transport" : NULL;
         if (fileonly) {
             snprintf(msg, msglen, "%s belongs to file mode: --function takes only --a, --b, --n "
                                   "and the common options", fileonly);
@@ -318,6 +336,11 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         }
         if (o->no_sort && (o->descending || o->stable || o->argsort || o->payload)) {
             snprintf(msg, msglen, "--descending, --stable, --argsort and --payload sort: "
+                                  "not with --no-sort");
+            return GP_EXIT_USAGE;
+        }
+        if (o->no_sort && have_transport) {
+            snprintf(msg, msglen, "--transport chooses how the sort's rank exchange moves data: "
                                   "not with --no-sort");
             return GP_EXIT_USAGE;
         }

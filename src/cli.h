@@ -23,6 +23,13 @@ enum {
 
 typedef enum { GP_BACKEND_AUTO = 0, GP_BACKEND_CUDA, GP_BACKEND_CPU } gp_backend_choice;
 
+/* --transport: how the rank exchange moves data (gp_transport of exchange.h) */
+typedef enum {
+    GP_TRANSPORT_OPT_AUTO = 0,
+    GP_TRANSPORT_OPT_SHARED,
+    GP_TRANSPORT_OPT_MPI
+} gp_transport_choice;
+
 typedef struct gp_options {
     const char *file;      /* input HDF5 file (NULL in function mode) */
     const char *dataset;   /* --dataset PATH, NULL: the one numeric dataset */
@@ -35,6 +42,7 @@ typedef struct gp_options {
     double a, b;           /* --a, --b: integration interval (default 0, 1) */
     int64_t n;             /* --n: trapezoids (default 1e6) */
     gp_backend_choice backend; /* --backend auto|cuda|cpu */
+    gp_transport_choice transport; /* --transport auto|shared|mpi */
     const char *json;      /* --json FILE: machine-readable results (rank 0 writes) */
     int verbose;           /* --verbose: rank/host/GPU binding table */
     int quiet;             /* --quiet: no summary table (errors still printed) */

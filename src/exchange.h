@@ -32,63 +32,186 @@ int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total);
 /* Most network steps recorded per step (P up to 2^21 ranks). */
 #define GP_XSTEPS_MAX 231
 
+/* ---- the rank-level bitonic merge exchange ---------------------------------------------
+ *
+ * The mirror form of the bitonic network over ranks, shards as elements and merge-split as
+ * compare-exchange (Baudet & Stevenson's block generalisation of Batcher's network):
+ * log2 P'(log2 P' + 1)/2 steps, P' = P rounded up to a power of two. On entry every rank
+ * holds n (0 <= n <= m) keys of `width` bytes (4 or 8; unsigned integers in native byte
+ * order, e.g. from be->to_keys), sorted ascending, where m, the slot count per rank, is the
+ * same on every rank and at least every rank's n (N keys in all, N <= P m): ceil(N/P) for
+ * shards from gp_shard_range, else the largest shard or more; missing slots are virtual
+ * +inf. On return rank r holds the global slots [r m, r m + n) of the sorted whole: the
+ * result does not depend on how the keys were distributed, and ranks with r m >= N hold
+ * none.
+ *
+ * One step with partner q (a partner rank >= P is a virtual all-+inf shard: nothing
+ * happens). The lower rank's run is lo, the upper rank's hi; t = min(m, nlo + nhi). The two
+ * ranks swap their counts and agree on the merge-path split of merge(lo, hi) at t (ties:
+ * the lower rank's element first; with values and `stable`, the order is (key, value)):
+ * the lower rank keeps merged[0, t) = lo[0, i) + hi[0, t - i), the upper one the rest. Only
+ * the elements that change side move: the lower rank takes hi[0, t - i), the upper one
+ * lo[i, nlo) — nothing on sorted input, about half of each run on random input, all on
+ * reversed input. Each rank then merges its kept part with what it took (when it took
+ * nothing, it keeps a part of its own run: no merge; when it keeps nothing, it copies). The
+ * result is bit for bit that of a merge-split of the whole runs.
+ *
+ * Transports of a step (gp_transport), the same for both partners:
+ *   shared  the partners are on one node (MPI_Comm_split_type MPI_COMM_TYPE_SHARED) and read
+ *           each other's memory. CUDA backend (GP_CAP_IPC): every rank's buffers are one
+ *           cudaMalloc block, whose IPC handle is exchanged over MPI and opened once by each
+ *           partner on the node (cudaIpcOpenMemHandle, peer access over NVLink / PCIe, or
+ *           the same device's memory when ranks share a GPU); the split is be->merge_path on
+ *           the own run and the partner's mapped run, and be->merge_split_* reads the
+ *           partner's crossing range in place and writes the rank's receive buffer, which
+ *           then becomes its shard buffer (the two swap; the count exchange says which one
+ *           is current). CPU backend (GP_CAP_HOST_MEMORY): the buffers are an MPI-3
+ *           shared-memory window (MPI_Win_allocate_shared on the node communicator,
+ *           MPI_Win_shared_query for a partner's base, a passive-target epoch with
+ *           MPI_Win_sync around the signals), the merge reads the partner's run in place.
+ *           Ordering: a rank's counts go out only after its last step's device work has
+ *           finished, and each step ends with a point-to-point signal, sent after the
+ *           rank's merge has finished reading the partner's memory, so no rank writes a
+ *           buffer its last partner may still read.
+ *   mpi     the split by a binary search that exchanges O(log m) probe elements (one
+ *           MPI_Sendrecv per step of the search; each rank reads its own element, both
+ *           evaluate the same order), then the crossing ranges through MPI: device
+ *           pointers straight to MPI where the MPI is CUDA-aware (MPIX_Query_cuda_support
+ *           at run time, where <mpi-ext.h> has it) or the memory is host memory; otherwise
+ *           staged through four reused pinned host pieces (GPUPRIM_EXCHANGE_PIECE_BYTES,
+ *           default 8 MiB), pipelined: piece k+1 downloads while piece k is in MPI and
+ *           piece k-1 uploads. The receive buffer then holds the kept part beside the
+ *           received one (the lower rank's first) and be->merge_split_* merges them into
+ *           the shard buffer.
+ * GP_TRANSPORT_AUTO takes shared for partners on one node and mpi otherwise; a shared setup
+ * that fails then falls back to mpi (gp_exchange_create says why).
+ *
+ * Memory: the shard buffer and one receive buffer of m keys (+ m values), backend memory
+ * (a window on the CPU backend with the shared transport); the staging pieces (pinned
+ * host memory) only where the mpi transport stages. No whole-shard host buffer.
+ *
+ * Failures: a failing MPI, window, IPC or backend call in a step, or a count outside
+ * [0, m] (this rank's or a partner's), aborts the job (MPI_Abort, code 7) with one line,
+ * "PROGRAM: error: rank R: merge exchange: ..." — the partner would otherwise wait
+ * forever, or read memory that is gone. A partner that dies ends the job through the
+ * launcher. */
+
+/* How the steps move data: flags of gp_exchange_info.step_transport too. */
+typedef enum gp_transport {
+    GP_TRANSPORT_AUTO = 0,   /* shared for partners on one node, mpi otherwise */
+    GP_TRANSPORT_SHARED = 1, /* partners map each other's memory (an error off the node) */
+    GP_TRANSPORT_MPI = 2     /* the crossing ranges through MPI */
+} gp_transport;
+
+/* "auto", "shared", "mpi"; "?" for another value. */
+const char *gp_transport_name(gp_transport t);
+
 /* What the exchange did on this rank. */
 typedef struct gp_exchange_info {
-    int stages;            /* network steps (P' = P rounded up to 2^k: log2 P'(log2 P'+1)/2) */
-    int merges;            /* steps in which this rank merged with a real partner */
-    int64_t bytes_sent;    /* payload bytes this rank sent */
-    double t_comm;         /* seconds in transfers: the count exchange, device->host, MPI and
-                            * the host->device upload of the kept runs */
-    double t_merge;        /* seconds in merging: the host merge-path split and the backend
-                            * merge of the kept runs */
-    /* per step s < min(stages, GP_XSTEPS_MAX): seconds in transfers and in merging (as in
-     * t_comm / t_merge), and the bytes this rank sent (0 when its partner was virtual) */
+    int stages;            /* network steps (log2 P'(log2 P'+1)/2) */
+    int merges;            /* steps with a real partner */
+    int64_t bytes_moved;   /* bytes copied from partners' memory into this rank's: the ranges
+                            * it took (keys, and values with them), read in place (shared) or
+                            * received (mpi) */
+    int64_t bytes_whole;   /* for comparison: what the former whole-shard exchange sent, its
+                            * count times the element bytes in every step with a partner */
+    double t_comm;         /* seconds in the count exchange, the split, the MPI transfers
+                            * (with their staging) and the end-of-step signals */
+    double t_merge;        /* seconds in local copies and merges (shared: the merge reads the
+                            * partner's range, so its transfer is in here) */
+    /* per step s < min(stages, GP_XSTEPS_MAX): as t_comm / t_merge / bytes_moved, and the
+     * transport (GP_TRANSPORT_SHARED or GP_TRANSPORT_MPI; 0 when the partner was virtual) */
     double step_comm[GP_XSTEPS_MAX];
     double step_merge[GP_XSTEPS_MAX];
     int64_t step_bytes[GP_XSTEPS_MAX];
+    int step_transport[GP_XSTEPS_MAX];
 } gp_exchange_info;
 
-/* Rank-level bitonic merge exchange (the mirror form of the bitonic network over ranks,
- * shards as elements, merge-split as compare-exchange; Baudet & Stevenson's block
- * generalisation of Batcher's network). On entry every rank holds in *keys its *nkeys
- * (0 <= *nkeys <= m) keys of `width` bytes (4 or 8; unsigned integers in native byte order,
- * e.g. from be->to_keys), sorted ascending, where m, the slot count per rank, is the same
- * on every rank and at least every rank's *nkeys (N keys in all, N <= P*m): ceil(N/P) for
- * shards from gp_shard_range, else the largest shard (MPI_Allreduce with MPI_MAX) or more;
- * missing slots are virtual +inf. On return rank r holds the global slots
- * [r*m, r*m + *nkeys) of the sorted whole in *keys: the result does not depend on how the
- * keys were distributed, and ranks r with r*m >= N hold none (a larger m leaves more of the
- * last ranks empty).
- *
- * One step with partner q (a partner rank >= P is a virtual all-+inf shard: no message,
- * nothing changes): the two ranks swap counts and their sorted runs (device -> host_send,
- * MPI_Sendrecv into host_recv, in pieces of at most 1 GiB; the CPU backend sends *keys
- * itself); each computes on the host the merge-path split of merge(lo, hi) (lo: the lower
- * rank's run) at t = min(m, nlo + nhi), uploads the parts it keeps (lower rank: merged
- * [0, t), upper rank: merged[t, nlo + nhi)) side by side into recv, lo's part first, and
- * merges them with be->merge_split_keys straight into *keys. Ties keep the lower rank's
- * keys first, so the result is that of a merge-split of the whole runs, bit for bit.
- *
- * Buffers: *keys and recv: backend memory, m keys each (device memory needed: 2 m keys);
- * recv is overwritten (scratch). *keys is not reassigned (the pointer is the same on
- * return). host_send (unused by the CPU backend) and host_recv: host memory, m keys each
- * (pinned for CUDA), overwritten.
- * Collective. A failing MPI or backend call, or this rank's or a partner's count outside
- * [0, m], aborts the job (MPI_Abort, code 7) with a one-line message "PROGRAM: error: rank
- * R: merge exchange: ..." (the partner would otherwise wait forever). Returns 0. */
+/* An exchange: its buffers, its communicators and the partners' mappings (opaque). */
+typedef struct gp_exchange gp_exchange;
+
+typedef struct gp_exchange_config {
+    gp_transport transport; /* the transport asked for */
+    int width;              /* bytes per key: 4 or 8 */
+    int values;             /* nonzero: one uint64 value moves with every key */
+    int64_t m;              /* slots per rank (>= 0), the same on every rank */
+    /* test hooks (0: off): fault_setup != 0 makes this rank's shared-transport setup fail
+     * as a failed window or IPC call would; fault_step = 1 makes this rank fail (one line,
+     * MPI_Abort), 2 die of SIGKILL, in its first step with a real partner, after the split,
+     * while (shared) the partner reads its memory */
+    int fault_setup, fault_step;
+} gp_exchange_config;
+
+/* Creates an exchange on comm with backend be (collective over comm): duplicates comm, makes
+ * the node communicator, allocates this rank's shard and receive buffers (m keys each, and
+ * m values each with cfg->values) and, for the shared transport, maps every partner on the
+ * node (a window, or IPC handles opened once). GP_TRANSPORT_SHARED with a partner on another
+ * node, or with a backend that has neither GP_CAP_HOST_MEMORY nor GP_CAP_IPC, or a failing
+ * setup, is an error; with GP_TRANSPORT_AUTO a failing setup falls back to mpi: the function
+ * then returns GP_OK with msg = "the shared-memory transport is not available (rank R:
+ * REASON); the rank exchange goes through MPI", which the caller shows as a notice; msg is
+ * "" otherwise. Returns GP_OK with *out set, or, the same on every rank, GP_EINVAL (bad or
+ * differing cfg, an impossible transport), GP_ENOMEM (an allocation) or GP_EDEVICE (a failed
+ * setup with GP_TRANSPORT_SHARED) with *out = NULL and one line in msg (the lowest failing
+ * rank's: "rank R: ..."). */
+int gp_exchange_create(MPI_Comm comm, const gp_backend *be, const gp_exchange_config *cfg,
+                       gp_exchange **out, char *msg, size_t msglen);
+
+/* The current shard buffer (m keys of backend memory; the caller uploads its keys there,
+ * sorts them, and reads the result there after gp_exchange_run, which may switch it to the
+ * other buffer) and its values (m, or NULL without values). Not collective. */
+void *gp_exchange_keys(const gp_exchange *x);
+uint64_t *gp_exchange_values(const gp_exchange *x);
+
+/* The other buffer (m keys, and m values or NULL): the exchange's receive buffer, free
+ * scratch for the caller outside gp_exchange_run (which overwrites it, and may make it the
+ * current one). With a host-memory backend (GP_CAP_HOST_MEMORY) a caller can use it as its
+ * host buffer for reading the shard and writing the result, so that no third buffer of a
+ * shard's size is needed and the exchange writes pages that are already mapped. */
+void *gp_exchange_spare_keys(const gp_exchange *x);
+uint64_t *gp_exchange_spare_values(const gp_exchange *x);
+
+/* The transport the setup achieved: GP_TRANSPORT_SHARED (partners on the node map each
+ * other; with AUTO, partners on other nodes still use mpi) or GP_TRANSPORT_MPI. */
+gp_transport gp_exchange_transport(const gp_exchange *x);
+
+/* Runs the exchange (collective over the exchange's ranks) on the *nkeys (0 <= *nkeys <= m)
+ * ascending keys (and values: ascending by (key, value) when stable != 0) in the current
+ * shard buffer; on return *nkeys and the current buffer hold this rank's slots of the
+ * sorted whole (see above). stable != 0 orders by (key, value) (with global input positions
+ * as values: a stable sort); else by key, ties lower rank first. info (may be NULL) gets what
+ * the steps did. Aborts the job on any failure (see above). Returns 0. */
+int gp_exchange_run(gp_exchange *x, int64_t *nkeys, int stable, gp_exchange_info *info);
+
+/* Closes every mapping of a partner's memory, waits for the node's ranks to have closed
+ * theirs, then frees the buffers, the window and the communicators (collective; x may be
+ * NULL on every rank). Returns GP_OK, or GP_EDEVICE when closing a mapping failed (the rest
+ * is freed all the same). */
+int gp_exchange_destroy(gp_exchange *x);
+
+/* The merge-path split of two sorted runs on two ranks, by the probe search of the mpi
+ * transport: this rank holds `mine` keys (and values when stable) in backend memory, its
+ * partner `theirs`; the lower rank's run is lo. Sets *split = the number of lo's elements
+ * among the first t (0 <= t <= mine + theirs) of merge(lo, hi) (ties: lo first; stable: by
+ * (key, value)), the same on both ranks, after O(log(min(mine, theirs))) MPI_Sendrecv on
+ * comm. Both ranks pass the same t and matching counts. Aborts the job on a failing call.
+ * Returns 0. */
+int gp_exchange_split(MPI_Comm comm, int partner, const gp_backend *be, int width,
+                      const void *keys, const uint64_t *vals, int64_t mine, int64_t theirs,
+                      int64_t t, int stable, int64_t *split);
+
+/* The exchange on buffers the caller owns (the form before gp_exchange_create; the mpi
+ * transport). *keys and recv: backend memory, m keys each (recv is scratch); *keys is not
+ * reassigned (the result is copied back into it when it ended in recv). host_send and
+ * host_recv are not used any more (staging, where needed, uses pieces of its own); pass
+ * NULL or anything. Collective; aborts the job on a failing call. Returns 0. */
 int gp_bitonic_exchange(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
                         void **keys, int64_t *nkeys, void *recv, void *host_send,
                         void *host_recv, gp_exchange_info *info);
 
-/* gp_bitonic_exchange with one uint64 value per key (argsort positions or a payload):
- * *vals (m values, backend memory) moves with *keys (neither pointer is reassigned);
- * vrecv (m values, backend memory) is its receive buffer, overwritten; hv_send (unused by
- * the CPU backend) / hv_recv its host staging buffers (m values each). Device memory
- * needed: 2 m keys + 2 m values. With stable = 1 the order is (key, value) lexicographic
- * (the values are then global input positions, which makes the sort stable), exact ties
- * lower rank first; else by key, ties lower rank first. The host split uses the same order;
- * merges are the backend's merge_split_pairs. Collective; aborts the job on a failing MPI
- * or backend call. Returns 0. */
+/* gp_bitonic_exchange with one uint64 value per key: *vals (m values, backend memory)
+ * moves with *keys (neither pointer is reassigned), vrecv (m values) is its scratch;
+ * hv_send / hv_recv are not used. With stable = 1 the order is (key, value). */
 int gp_bitonic_exchange_pairs(MPI_Comm comm, const gp_backend *be, int width, int64_t m,
                               void **keys, uint64_t **vals, int64_t *nkeys, void *recv,
                               uint64_t *vrecv, void *host_send, void *host_recv,

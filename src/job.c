@@ -62,8 +62,12 @@ typedef struct gp_job {
     /* plan */
     int chunked;
     int64_t chunk, nchunks;
-    void *host, *dev, *drecv, *hrecv;          /* the shard; the exchange's receive buffers */
-    uint64_t *hval, *dval, *hvrecv, *dvrecv;   /* the positions and their receive buffers */
+    void *host, *dev;     /* the read / write buffer; the shard (the exchange's when P > 1) */
+    uint64_t *hval, *dval; /* the positions, likewise */
+    gp_exchange *xchg;    /* sorting on P > 1 ranks: the rank exchange, owner of the shard
+                             (and positions) and their receive buffers */
+    int host_spare;       /* host / hval are the exchange's receive buffers (device memory
+                             that is host memory), not allocations of their own */
     /* computed */
     gp_stats local, total;
     gp_superacc av, aq;   /* --reproducible: exact sums of the values and of their squares */
@@ -84,7 +88,7 @@ typedef struct gp_phase {
 static double now(void) { return MPI_Wtime(); }
 
 /* 1 when the backend's device memory is host memory (the CPU backend). */
-static int device_is_host(const gp_backend *be) { return strcmp(be->name, "cpu") == 0; }
+static int device_is_host(const gp_backend *be) { return (be->caps & GP_CAP_HOST_MEMORY) != 0; }
 
 /* Runs phase ph when no earlier one failed and it is wanted: progress, fault hook, time,
  * agreement. Collective. */
@@ -241,11 +245,14 @@ uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, 
 {
     const uint64_t um = m > 0 ? (uint64_t)m : 0, uc = cnt > 0 ? (uint64_t)cnt : 0;
     const uint64_t slot = (uint64_t)sz + (pairs && sorting ? 8u : 0u);
-    /* the shard, and for the exchange its receive buffer (exchange.h) */
-    const uint64_t ndev = (sorting && P > 1) ? 2 : 1, nhost = (sorting && P > 1) ? 2 : 1;
+    /* device: the shard, and for the exchange its receive buffer (exchange.h); host: the
+     * read / write buffer (and positions), the exchange needs none of the shard's size;
+     * on a unified backend the exchange's receive buffer is that host buffer */
+    const int exchanging = sorting && P > 1;
+    const uint64_t ndev = exchanging ? 2 : 1;
     const uint64_t xb = xdata ? mul_sat(uc, 8) : 0;
     uint64_t need = add_sat(mul_sat(mul_sat(um, slot), ndev), xb);
-    if (unified) need = add_sat(need, add_sat(mul_sat(mul_sat(um, slot), nhost), xb));
+    if (unified) need = add_sat(need, add_sat(exchanging ? 0 : mul_sat(um, slot), xb));
     return need;
 }
 
@@ -354,33 +361,59 @@ static int plan_memory(gp_job *j)
     return 0;
 }
 
+/* The rank exchange of a sort on P > 1 ranks (exchange.h): its buffers (shard and receive
+ * buffer of m keys, and of m positions with pairs) and its transport (--transport;
+ * GPUPRIM_FAULT's xsetup and xstep hooks). A shared transport that falls back to MPI under
+ * --transport auto gives one notice from rank 0. Collective. Returns 0 or GP_EXIT_DEVICE
+ * with j->msg set (the same on every rank). */
+static int create_exchange(gp_job *j)
+{
+    static const gp_transport tr[] = {GP_TRANSPORT_AUTO, GP_TRANSPORT_SHARED, GP_TRANSPORT_MPI};
+    const int step_fault = gp_fault_hits(&j->fault, j->rank, "xstep");
+    gp_exchange_config cfg = {tr[j->o->transport], (int)j->sz, j->pairs, j->m,
+                              gp_fault_hits(&j->fault, j->rank, "xsetup"),
+                              step_fault ? (j->fault.kill ? 2 : 1) : 0};
+    char why[1024];
+    const int rc = gp_exchange_create(j->comm, j->be, &cfg, &j->xchg, why, sizeof why);
+    if (rc == GP_OK) {
+        if (why[0] && j->rank == 0) {
+            fprintf(stderr, "gpuprim_mpi: notice: %s\n", why);
+            fflush(stderr);
+        }
+        return 0;
+    }
+    const int named = j->o->transport == GP_TRANSPORT_OPT_SHARED && rc != GP_ENOMEM;
+    snprintf(j->msg, j->msglen, "%s%s", named ? "--transport shared: " : "", why);
+    return GP_EXIT_DEVICE;
+}
+
 /* The buffers: the shard lives in m slots so that the exchange can grow it to m keys; with
- * P > 1 the exchange's receive buffers; with pairs the positions (a chunked pass allocates
- * its own, chunk-sized buffers). GPUPRIM_FAULT=R:alloc makes a real allocation of 2^62 bytes
- * fail on rank R, so that the path of a genuine out-of-memory is what the test exercises. */
+ * P > 1 the exchange owns it and its receive buffer (on a backend whose device memory is
+ * host memory that receive buffer is also the host buffer of the read and the write); with
+ * pairs the positions (a chunked pass allocates its own, chunk-sized buffers).
+ * GPUPRIM_FAULT=R:alloc makes a real allocation of 2^62 bytes fail on rank R, so that the
+ * path of a genuine out-of-memory is what the test exercises. Collective (the exchange). */
 static int alloc_buffers(gp_job *j)
 {
     const gp_backend *be = j->be;
-    const int64_t m = j->m, P = j->P;
+    const int64_t m = j->m;
     const size_t hm = (size_t)(m > 0 ? m : 1);
-    if (j->pairs) {
-        j->dval = be->alloc((size_t)m * 8);
-        j->hval = be->host_alloc(hm * 8);
-        if (P > 1) {
-            j->dvrecv = be->alloc((size_t)m * 8);
-            j->hvrecv = be->host_alloc(hm * 8);
-        }
+    if (j->sorting && j->P > 1) {
+        const int err = create_exchange(j);
+        if (err) return err;
+        j->dev = gp_exchange_keys(j->xchg);
+        j->dval = gp_exchange_values(j->xchg);
+        j->host_spare = device_is_host(be);
     }
-    const int vals_missing = j->pairs && (!j->dval || !j->hval || (P > 1 && (!j->dvrecv || !j->hvrecv)));
-    const int exchanging = j->sorting && P > 1;
+    if (j->pairs) {
+        if (!j->xchg) j->dval = be->alloc((size_t)m * 8);
+        j->hval = j->host_spare ? gp_exchange_spare_values(j->xchg) : be->host_alloc(hm * 8);
+    }
+    const int vals_missing = j->pairs && (!j->dval || !j->hval);
     if (!j->chunked) {
-        j->host = be->host_alloc(hm * j->sz);
-        j->dev = be->alloc((size_t)m * j->sz);
-        if (exchanging) {
-            j->drecv = be->alloc((size_t)m * j->sz);
-            j->hrecv = be->host_alloc(hm * j->sz);
-        }
-        if (!j->host || !j->dev || vals_missing || (exchanging && (!j->drecv || !j->hrecv))) {
+        j->host = j->host_spare ? gp_exchange_spare_keys(j->xchg) : be->host_alloc(hm * j->sz);
+        if (!j->xchg) j->dev = be->alloc((size_t)m * j->sz);
+        if (!j->host || !j->dev || vals_missing) {
             snprintf(j->msg, j->msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
                      j->rank, (long long)m, (double)m * j->sz / 1048576.0, be->name,
                      be->last_error());
@@ -406,16 +439,18 @@ static int ph_plan(gp_job *j)
     return err ? err : alloc_buffers(j);
 }
 
-/* Frees what alloc_buffers allocated and closes what ph_open opened. */
+/* Frees what alloc_buffers allocated (the exchange collectively: every rank gets here) and
+ * closes what ph_open opened. */
 static void job_release(gp_job *j)
 {
     const gp_backend *be = j->be;
-    void *host[] = {j->host, j->hrecv, j->hval, j->hvrecv};
-    void *dev[] = {j->dval, j->dvrecv, j->dev, j->drecv};
-    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++)
+    void *host[] = {j->host, j->hval};
+    void *dev[] = {j->dval, j->dev};
+    for (size_t k = 0; k < sizeof host / sizeof host[0] && !j->host_spare; k++)
         if (host[k]) be->host_free(host[k]);
-    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0] && !j->xchg; k++)
         if (dev[k]) be->free(dev[k]);
+    if (j->xchg) gp_exchange_destroy(j->xchg);
     if (j->pin_open) gp_h5_close(&j->pin);
     if (j->in_open) gp_h5_close(&j->in);
 }
@@ -745,29 +780,27 @@ static int ph_sort(gp_job *j)
 
 /* ---- exchange -------------------------------------------------------------------------- */
 
-/* The rank-level merge exchange; the result record gets its steps, bytes and per-step times
- * (max over ranks) and bytes (summed over ranks). */
+/* The rank-level merge exchange (it may switch the shard to its other buffer); the result
+ * record gets its steps, the bytes moved between ranks and what the whole-shard exchange
+ * would have sent (sums over ranks), and per step the transfer and merge times (max over
+ * ranks, ms), the bytes (sum) and the transports (OR of the ranks' GP_TRANSPORT_* flags). */
 static int ph_exchange(gp_job *j)
 {
-    const gp_backend *be = j->be;
     gp_result *res = j->res;
     gp_exchange_info xi;
-    const int width = (int)j->sz;
-    if (j->pairs)
-        gp_bitonic_exchange_pairs(j->comm, be, width, j->m, &j->dev, &j->dval, &j->nk, j->drecv,
-                                  j->dvrecv, j->host, j->hrecv, j->hval, j->hvrecv, j->o->stable,
-                                  &xi);
-    else
-        gp_bitonic_exchange(j->comm, be, width, j->m, &j->dev, &j->nk, j->drecv, j->host,
-                            j->hrecv, &xi);
-    int64_t bytes = 0;
-    MPI_Reduce(&xi.bytes_sent, &bytes, 1, MPI_INT64_T, MPI_SUM, 0, j->comm);
+    gp_exchange_run(j->xchg, &j->nk, j->o->stable, &xi);
+    j->dev = gp_exchange_keys(j->xchg);
+    j->dval = gp_exchange_values(j->xchg);
+    int64_t mine[2] = {xi.bytes_moved, xi.bytes_whole}, sum[2] = {0, 0};
+    MPI_Reduce(mine, sum, 2, MPI_INT64_T, MPI_SUM, 0, j->comm);
     res->exchange_stages = xi.stages;
-    res->exchange_bytes = bytes;
+    res->exchange_bytes = sum[0];
+    res->exchange_bytes_whole = sum[1];
     const int ns = xi.stages < GP_XSTEPS_MAX ? xi.stages : GP_XSTEPS_MAX;
     MPI_Reduce(xi.step_comm, res->xstep_comm_ms, ns, MPI_DOUBLE, MPI_MAX, 0, j->comm);
     MPI_Reduce(xi.step_merge, res->xstep_merge_ms, ns, MPI_DOUBLE, MPI_MAX, 0, j->comm);
     MPI_Reduce(xi.step_bytes, res->xstep_bytes, ns, MPI_INT64_T, MPI_SUM, 0, j->comm);
+    MPI_Reduce(xi.step_transport, res->xstep_transport, ns, MPI_INT, MPI_BOR, 0, j->comm);
     for (int s = 0; s < ns; s++) {
         res->xstep_comm_ms[s] *= 1e3;
         res->xstep_merge_ms[s] *= 1e3;
@@ -836,7 +869,7 @@ static int ph_write(gp_job *j)
     gp_result *res = j->res;
     const char *out = j->o->out;
     int err = 0;
-    BE_CALL("download", be->download(j->host, j->dev, (size_t)j->nk * j->sz));
+    if (j->host != j->dev) BE_CALL("download", be->download(j->host, j->dev, (size_t)j->nk * j->sz));
     if ((err = gp_agree(j->comm, err, j->msg, j->msglen))) return err;
     if (!res->sorted_ok) {
         snprintf(j->msg, j->msglen, "%s: the sorted result failed its check; nothing written", out);
@@ -847,7 +880,8 @@ static int ph_write(gp_job *j)
     gp_h5_outds ds[3] = {{j->in.dataset, j->in.ftype, j->dt, j->host}};
     int nds = 1;
     void *psorted = NULL;
-    if (j->pairs) BE_CALL("download positions", be->download(j->hval, j->dval, (size_t)j->nk * 8));
+    if (j->pairs && j->hval != j->dval)
+        BE_CALL("download positions", be->download(j->hval, j->dval, (size_t)j->nk * 8));
     err = gp_agree(j->comm, err, j->msg, j->msglen);
     if (!err && j->o->argsort) {
         snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s", j->argsort_dset);

@@ -58,11 +58,15 @@ typedef struct gp_result {
     int64_t sorted_descents;
     gp_stats sorted_stats;        /* global, of the sorted result */
     int exchange_stages;
-    int64_t exchange_bytes;       /* summed over ranks */
-    /* per exchange step (max over ranks for times, sum over ranks for bytes) */
+    int64_t exchange_bytes;       /* moved between ranks (copied from a partner's memory into
+                                     a rank's), summed over ranks */
+    int64_t exchange_bytes_whole; /* what the whole-shard exchange would have sent, summed */
+    /* per exchange step (max over ranks for times, sum over ranks for bytes, the OR of the
+     * ranks' GP_TRANSPORT_SHARED / GP_TRANSPORT_MPI flags; 0: no rank had a partner) */
     double xstep_comm_ms[GP_XSTEPS_MAX];
     double xstep_merge_ms[GP_XSTEPS_MAX];
     int64_t xstep_bytes[GP_XSTEPS_MAX];
+    int xstep_transport[GP_XSTEPS_MAX];
     const char *out;
     int64_t chunks;               /* the statistics pass went through the device in this many
                                      chunks per rank (0: each shard whole, the usual case) */
@@ -122,13 +126,15 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
 /* Bytes of backend memory the file job allocates at its peak on a rank that holds cnt
  * elements of sz bytes in m = ceil(N/P) slots, P ranks: the shard, and when sorting with
- * P > 1 also the receive buffer of gp_bitonic_exchange (exchange.h), m
+ * P > 1 also the receive buffer of the rank exchange (gp_exchange_create, exchange.h), m
  * slots of sz bytes each (+ 8 bytes of input position per slot and buffer when `pairs`:
  * --stable, --argsort or --payload): 2 such buffers for P > 1, 1 for P = 1; with `xdata`
- * (--x) cnt float64 coordinates more while the integral runs. `unified` (the CPU backend,
- * whose device memory is host memory): the host staging buffers count too (the shard, and
- * when sorting with P > 1 the receive buffer, each with its positions; --x: cnt float64
- * again). Saturates at UINT64_MAX. Not collective. */
+ * (--x) cnt float64 coordinates more while the integral runs. `unified` (a backend whose
+ * device memory is host memory, GP_CAP_HOST_MEMORY): the host buffer of the read and the
+ * write counts too (m slots with their positions; --x: cnt float64 again), except when
+ * sorting with P > 1, where the exchange's receive buffer is that buffer. Not counted:
+ * the exchange's staging pieces (4 x 8 MiB of pinned memory where the mpi transport stages).
+ * Saturates at UINT64_MAX. Not collective. */
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
                          int xdata, int unified);
 

@@ -44,6 +44,14 @@ static const char *one_line(char *buf, size_t len, const char *src)
     return buf;
 }
 
+/* The transports of an exchange step or of all steps (an OR of GP_TRANSPORT_SHARED and
+ * GP_TRANSPORT_MPI): "shared", "mpi", "shared+mpi", or "none" (no rank had a partner). */
+static const char *transports_text(int flags)
+{
+    const int sh = (flags & GP_TRANSPORT_SHARED) != 0, mp = (flags & GP_TRANSPORT_MPI) != 0;
+    return sh && mp ? "shared+mpi" : sh ? "shared" : mp ? "mpi" : "none";
+}
+
 /* Derived statistics of a record (NaN where undefined). */
 static void derived(const gp_stats *s, double *mean, double *l2)
 {
@@ -129,19 +137,30 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         if (r->payload_dset[0]) printf("  %-14s %s:%s (sorted with the data)\n", "payload", r->out, r->payload_dset);
     } else
         printf("  %-14s skipped (--no-sort)\n", "sorted");
-    if (r->ranks > 1 && r->sorted_done)
-        printf("  %-14s %d step%s, %.1f MiB sent in all\n", "rank exchange", r->exchange_stages,
-               r->exchange_stages == 1 ? "" : "s", (double)r->exchange_bytes / 1048576.0);
+    if (r->ranks > 1 && r->sorted_done) {
+        const int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
+        int used = 0;
+        for (int s = 0; s < ns; s++) used |= r->xstep_transport[s];
+        const double whole = (double)r->exchange_bytes_whole;
+        printf("  %-14s %d step%s, %s, %.1f MiB moved between ranks (%.1f %% of the %.1f MiB "
+               "the whole shards make)\n", "rank exchange", r->exchange_stages,
+               r->exchange_stages == 1 ? "" : "s", transports_text(used),
+               (double)r->exchange_bytes / 1048576.0,
+               whole > 0 ? 100.0 * (double)r->exchange_bytes / whole : 0.0, whole / 1048576.0);
+    }
     printf("phase            time (ms, max over ranks)\n");
     for (int i = 0; i < GP_NPHASES; i++)
         printf("  %-14s %10.3f\n", gp_phase_names[i], r->t[i] * 1e3);
     if (o->verbose && r->sorted_done && r->exchange_stages > 0) {
-        printf("exchange step  transfer ms  merge ms  MiB sent (all ranks)  GB/s (sent / transfer)\n");
+        printf("exchange step  transport   transfer ms  merge ms  MiB moved (all ranks)  GB/s (moved / step time)\n");
         int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
-        for (int s = 0; s < ns; s++)
-            printf("  %11d  %11.3f  %8.3f  %20.1f  %8.2f\n", s + 1, r->xstep_comm_ms[s],
+        for (int s = 0; s < ns; s++) {
+            const double ms = r->xstep_comm_ms[s] + r->xstep_merge_ms[s];
+            printf("  %11d  %-10s  %11.3f  %8.3f  %21.1f  %8.2f\n", s + 1,
+                   transports_text(r->xstep_transport[s]), r->xstep_comm_ms[s],
                    r->xstep_merge_ms[s], (double)r->xstep_bytes[s] / 1048576.0,
-                   r->xstep_comm_ms[s] > 0 ? (double)r->xstep_bytes[s] / (r->xstep_comm_ms[s] * 1e6) : 0.0);
+                   ms > 0 ? (double)r->xstep_bytes[s] / (ms * 1e6) : 0.0);
+        }
     }
     fflush(stdout);
 }
@@ -218,8 +237,10 @@ static void json_options(FILE *f, const gp_options *o)
     fprintf(f, ",\n    \"quiet\": %s,\n    \"verbose\": %s,\n    \"progress\": \"%s\"",
             o->quiet ? "true" : "false", o->verbose ? "true" : "false",
             o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto");
-    fprintf(f, ",\n    \"backend\": \"%s\",\n    \"function\": ",
-            (unsigned)o->backend < 3 ? backends[o->backend] : "?");
+    static const char *const transports[] = {"auto", "shared", "mpi"};
+    fprintf(f, ",\n    \"backend\": \"%s\",\n    \"transport\": \"%s\",\n    \"function\": ",
+            (unsigned)o->backend < 3 ? backends[o->backend] : "?",
+            (unsigned)o->transport < 3 ? transports[o->transport] : "?");
     jstr_or_null(f, o->function_mode ? gp_func_name(o->func) : NULL);
     fprintf(f, ",\n    \"a\": ");
     jnum(f, o->a);
@@ -381,13 +402,15 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         if (r->payload_dset[0]) jstr(f, r->payload_dset); else fprintf(f, "null");
         fprintf(f, ",\n  \"chunks\": %lld,\n  \"chunk_elements\": %lld", (long long)r->chunks,
                 (long long)r->chunk_elems);
-        fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld", r->exchange_stages,
-                (long long)r->exchange_bytes);
+        fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld,\n  "
+                "\"exchange_bytes_whole\": %lld", r->exchange_stages, (long long)r->exchange_bytes,
+                (long long)r->exchange_bytes_whole);
         fprintf(f, ",\n  \"exchange_step_times\": [");
         int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
         for (int s = 0; s < ns; s++)
-            fprintf(f, "%s\n    {\"transfer_ms\": %.6f, \"merge_ms\": %.6f, \"bytes\": %lld}",
-                    s ? "," : "", r->xstep_comm_ms[s], r->xstep_merge_ms[s], (long long)r->xstep_bytes[s]);
+            fprintf(f, "%s\n    {\"transport\": \"%s\", \"transfer_ms\": %.6f, \"merge_ms\": %.6f, "
+                    "\"bytes\": %lld}", s ? "," : "", transports_text(r->xstep_transport[s]),
+                    r->xstep_comm_ms[s], r->xstep_merge_ms[s], (long long)r->xstep_bytes[s]);
         fprintf(f, "%s]", ns ? "\n  " : "");
         fprintf(f, ",\n  \"out\": ");
         if (r->out) jstr(f, r->out); else fprintf(f, "null");

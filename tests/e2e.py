@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """End-to-end tests of gpuprim_mpi / gpuprim_gen on files written by h5py, checked with numpy.
 
-usage: e2e.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --np P --backend cpu|cuda [--cli]
+usage: e2e.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --np P --backend cpu|cuda
+              [--transport auto|shared|mpi [--compare-transport T]] [--cli]
 
 For each input (fresh random data, seed printed; GPUPRIM_TEST_SEED reproduces) it runs
-    mpirun -np P gpuprim_mpi FILE --backend B --json R.json --out SORTED.h5
+    mpirun -np P gpuprim_mpi FILE --backend B --transport T --json R.json --out SORTED.h5
 and checks against numpy on the same file: count and NaN count exactly, min and max exactly,
 sum / mean / L2 norm / trapezoid integral to 1e-12 relative (of the sum of magnitudes), and
 the written file: one dataset of the input's element type whose values are numpy's sort of
-the input, bit for bit (NaNs last, -0.0 before +0.0). With --cli it checks the command-line
-contract instead: exit codes and messages of bad input, function mode, the generator.
+the input, bit for bit (NaNs last, -0.0 before +0.0). With --compare-transport T2 it runs
+each input again with --transport T2: the written values and every byte count the report
+gives for the exchange must be the same. With --cli it checks the command-line contract
+instead: exit codes and messages of bad input, faults (also inside an exchange step of
+either transport, and a failed shared-transport setup), function mode, the generator.
 Exit 0 when everything passes, 77 when --backend cuda finds no GPU.
 """
 import json
@@ -138,7 +142,7 @@ def check_case(args, name, path, dset, opts):
     if dset:
         cmd += ["--dataset", dset]
     cmd += opts
-    p = run(args, cmd)
+    p = run(args, cmd + ["--transport", args.transport])
     check(p.returncode == 0, f"{name}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     if p.returncode != 0:
         return
@@ -201,6 +205,38 @@ def check_case(args, name, path, dset, opts):
     check(same, f"{name}: sorted output differs from numpy's sort")
     leftovers = [f for f in os.listdir(args.work) if ".tmp" in f]  # .gpuprim.PID.tmp
     check(not leftovers, f"{name}: temporary files left: {leftovers}")
+    if args.compare_transport:
+        compare_transport(args, name, cmd, out, rj, r)
+
+
+def compare_transport(args, name, cmd, out, rj, r):
+    """The same run with --transport args.compare_transport: the same written bytes (every
+    dataset) and the same bytes moved by the exchange (in all and per step)."""
+    other = args.compare_transport
+    out2, rj2 = out + "." + other + ".h5", rj + "." + other + ".json"
+    cmd2 = [out2 if c == out else rj2 if c == rj else c for c in cmd] + ["--transport", other]
+    p = run(args, cmd2)
+    if not check(p.returncode == 0, f"{name} --transport {other}: exit {p.returncode}: {p.stderr.strip()[-400:]}"):
+        return
+    r2 = json.load(open(rj2))
+
+    def datasets(path):
+        got = {}
+        with h5py.File(path, "r") as f:
+            f.visititems(lambda k, o: got.__setitem__(k, o[()].tobytes()) if isinstance(o, h5py.Dataset) else None)
+        return got
+
+    check(datasets(out) == datasets(out2),
+          f"{name}: --transport {args.transport} and {other} wrote different bytes")
+    steps = lambda x: [(s["bytes"]) for s in x.get("exchange_step_times", [])]  # noqa: E731
+    check(r["exchange_bytes"] == r2["exchange_bytes"] and steps(r) == steps(r2),
+          f"{name}: bytes moved differ between the transports: {r['exchange_bytes']} {steps(r)} "
+          f"vs {r2['exchange_bytes']} {steps(r2)}")
+    if args.np > 1 and r["sorted"]:
+        want = {"auto": None, "shared": "shared", "mpi": "mpi"}
+        for rep, tr in ((r, args.transport), (r2, other)):
+            used = {s["transport"] for s in rep["exchange_step_times"]} - {"none"}
+            check(want[tr] is None or used <= {want[tr]}, f"{name}: --transport {tr} ran steps {used}")
 
 
 # ---- the command-line contract ---------------------------------------------------------
@@ -260,26 +296,65 @@ def check_cli(args, rng):
     # (alloc: a real allocation of 2^62 bytes fails in the backend: its own error line)
     # (tmpfile: SIGTERM to one rank while the temporary output file exists, as mpirun or
     # Slurm sends it; every rank guards that file, not only rank 0 that names it)
-    for fault, want in [("2:alloc", 7), ("1:read", 5), ("2:reduce", 7), ("0:sort", 7),
-                        ("1:exchange", 7), ("2:write", 6), ("1:sort:kill", None),
-                        ("2:tmpfile", None), ("0:tmpfile", None)]:
+    # (xstep: inside the first exchange step, after the split, while a shared-transport partner
+    # reads the failing rank's memory; xsetup: the shared transport's setup fails, an error
+    # with --transport shared)
+    faults = [("2:alloc", 7, "auto"), ("1:read", 5, "auto"), ("2:reduce", 7, "auto"),
+              ("0:sort", 7, "auto"), ("1:exchange", 7, "auto"), ("2:write", 6, "auto"),
+              ("1:sort:kill", None, "auto"), ("2:tmpfile", None, "auto"), ("0:tmpfile", None, "auto"),
+              ("0:xsetup", 7, "shared")]
+    for tr in ("shared", "mpi"):
+        faults += [("1:exchange:kill", None, tr), ("1:xstep", 7, tr), ("0:xstep:kill", None, tr),
+                   ("2:xstep:kill", None, tr)]
+    for fault, want, tr in faults:
         fo = os.path.join(w, "fault_out.h5")
         t0 = time.time()
-        p = run_mpi(args, 3, [mpi, good, "--out", fo, "--quiet", "--backend", args.backend],
+        p = run_mpi(args, 3, [mpi, good, "--out", fo, "--quiet", "--backend", args.backend,
+                              "--transport", tr],
                     timeout=120, env=dict(os.environ, GPUPRIM_FAULT=fault))
+        fault = f"{fault} (--transport {tr})"
         took = time.time() - t0
         ours = [l for l in p.stderr.splitlines() if l.startswith("gpuprim_mpi: error")]
         check(p.returncode == want if want else p.returncode != 0,
               f"fault {fault}: exit {p.returncode}, want {want or 'non-zero'}")
         check(took < 60, f"fault {fault}: the job took {took:.1f} s to end")
-        named = "cannot allocate" if fault.endswith(":alloc") else "GPUPRIM_FAULT"
+        named = "cannot allocate" if ":alloc " in fault else "GPUPRIM_FAULT"
         check(want is None or (len(ours) == 1 and named in ours[0]),
               f"fault {fault}: want one error line naming the fault, got {ours}")
         check(not [f for f in os.listdir(w) if f.startswith("fault_out.h5") or ".gpuprim." in f],
               f"fault {fault}: output left behind: {os.listdir(w)}")
-        if fault.endswith(":tmpfile"):
+        if ":tmpfile " in fault:
             check("the temporary output file was removed" in p.stderr,
                   f"fault {fault}: no line says the temporary file was removed: {p.stderr[-300:]!r}")
+    # a shared transport that cannot be set up under --transport auto: a notice, then MPI
+    fo = os.path.join(w, "fallback_out.h5")
+    rj = os.path.join(w, "fallback.json")
+    p = run_mpi(args, 3, [mpi, good, "--out", fo, "--quiet", "--backend", args.backend, "--json", rj],
+                timeout=120, env=dict(os.environ, GPUPRIM_FAULT="1:xsetup"))
+    notes = [l for l in p.stderr.splitlines() if "shared-memory transport is not available" in l]
+    check(p.returncode == 0 and len(notes) == 1 and notes[0].startswith("gpuprim_mpi: notice: ")
+          and "rank 1" in notes[0], f"cli xsetup under auto: exit {p.returncode}, notices {notes}")
+    if p.returncode == 0:
+        with h5py.File(fo, "r") as f:
+            check(np.array_equal(f["data"][()], np.sort(h5py.File(good, "r")["data"][()])),
+                  "cli xsetup under auto: output sorted")
+        used = {s["transport"] for s in json.load(open(rj))["exchange_step_times"]} - {"none"}
+        check(used == {"mpi"}, f"cli xsetup under auto: steps went through {used}, not mpi")
+    # partners on different nodes (GPUPRIM_EXCHANGE_NODE_RANKS makes "nodes" of that many
+    # ranks): an error with --transport shared, shared and mpi steps under auto
+    p = run_mpi(args, 3, [mpi, good, "--quiet", "--backend", args.backend, "--transport", "shared"],
+                timeout=120, env=dict(os.environ, GPUPRIM_EXCHANGE_NODE_RANKS="1"))
+    lines = [l for l in p.stderr.splitlines() if l.startswith("gpuprim_mpi: error")]
+    check(p.returncode == 7 and len(lines) == 1 and "--transport shared" in lines[0] and
+          "on another node" in lines[0], f"cli --transport shared across nodes: exit {p.returncode}, {lines}")
+    rj = os.path.join(w, "nodes.json")
+    p = run_mpi(args, 4, [mpi, good, "--quiet", "--backend", args.backend, "--json", rj], timeout=120,
+                env=dict(os.environ, GPUPRIM_EXCHANGE_NODE_RANKS="2"))
+    if check(p.returncode == 0, f"cli auto across nodes: exit {p.returncode} {p.stderr[-300:]}"):
+        used = [s["transport"] for s in json.load(open(rj))["exchange_step_times"]]
+        check(used == ["shared", "mpi", "shared"], f"cli auto across nodes of 2: steps {used}")
+    expect([mpi, good, "--transport", "tcp"], 2, "--transport", "bad transport")
+    expect([mpi, good, "--no-sort", "--transport", "mpi"], 2, "--transport", "--transport with --no-sort")
     p = run(args, [mpi, "--help"], np_=1)
     check(p.returncode == 0 and "--function" in p.stdout, "cli --help")
     p = run(args, [mpi, "--version"], np_=1)
@@ -346,10 +421,13 @@ def main():
     ap = arg_parser()
     ap.add_argument("--np", type=int, default=1)
     ap.add_argument("--cli", action="store_true")
+    ap.add_argument("--transport", default="auto", choices=["auto", "shared", "mpi"])
+    ap.add_argument("--compare-transport", default=None, choices=["auto", "shared", "mpi"])
     args = ap.parse_args()
     fresh_dir(args.work)
     seed = test_seed()
-    print(f"e2e: np={args.np} backend={args.backend} seed={seed} (GPUPRIM_TEST_SEED reproduces)", flush=True)
+    print(f"e2e: np={args.np} backend={args.backend} transport={args.transport} seed={seed} "
+          "(GPUPRIM_TEST_SEED reproduces)", flush=True)
     rng = np.random.default_rng(seed)
     if cuda_missing(args):
         return 77

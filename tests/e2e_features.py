@@ -3,12 +3,15 @@
 h5py-written files, for several rank counts in one test, checked with numpy and math.fsum.
 
 usage: e2e_features.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --nps 1,3,4 --backend B
+                       [--transport auto|shared|mpi [--compare-transport T]]
 
 - order: values equal numpy's order under gpuprim's conventions (NaN last in both orders;
   -0.0 before +0.0 ascending, after it descending), every element type;
 - --stable --argsort: the argsort equals numpy's stable order (value, then input position);
   without --stable, a[argsort] equals the sorted values and argsort is a permutation;
 - --payload: the payload dataset comes back permuted by the argsort, in its own stored type;
+- --transport T for every sort; with --compare-transport T2 each sort runs again with T2 and
+  must write the same bytes (values, argsort, payload);
 - --reproducible: sum, mean, L2 norm and integral are the same bits for every rank count,
   and the sum equals math.fsum (both correctly rounded) on adversarial data (1e-300..1e300,
   massive cancellation); the default float64 sum's error against math.fsum is printed and
@@ -76,7 +79,7 @@ def test_order(args, rng):
                            "--force", "--argsort", "--payload", "p"]
                     cmd += ["--descending"] if desc else []
                     cmd += ["--stable"] if stable else []
-                    p = run(args, P, cmd)
+                    p = run(args, P, cmd + ["--transport", args.transport])
                     tag = f"{name} desc={desc} stable={stable} P={P}"
                     check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr[-300:]}")
                     if p.returncode:
@@ -93,6 +96,21 @@ def test_order(args, rng):
                     check(np.array_equal(pv, pay[idx]), f"{tag}: payload not permuted with the values")
                     if stable:
                         check(np.array_equal(idx, order), f"{tag}: argsort differs from the stable order")
+                    if args.compare_transport:
+                        same_as_other_transport(args, P, cmd, out, tag)
+
+
+def same_as_other_transport(args, P, cmd, out, tag):
+    """The sort of cmd again with --transport args.compare_transport writes the same bytes."""
+    other = args.compare_transport
+    out2 = out + "." + other + ".h5"
+    p = run(args, P, [out2 if c == out else c for c in cmd] + ["--transport", other])
+    if not check(p.returncode == 0, f"{tag} --transport {other}: exit {p.returncode}: {p.stderr[-300:]}"):
+        return
+    with h5py.File(out, "r") as f, h5py.File(out2, "r") as g:
+        for d in ("v", "v_argsort", "p"):
+            check(f[d][()].tobytes() == g[d][()].tobytes(),
+                  f"{tag}: {d} differs between --transport {args.transport} and {other}")
 
 
 def test_reproducible(args, rng):
@@ -170,10 +188,14 @@ def test_trapezoid_edges(args):
 
 
 def main():
-    args = arg_parser(nps="1,3,4").parse_args()
+    ap = arg_parser(nps="1,3,4")
+    ap.add_argument("--transport", default="auto", choices=["auto", "shared", "mpi"])
+    ap.add_argument("--compare-transport", default=None, choices=["auto", "shared", "mpi"])
+    args = ap.parse_args()
     fresh_dir(args.work)
     seed = test_seed()
-    print(f"e2e_features: nps={args.nps} backend={args.backend} seed={seed}", flush=True)
+    print(f"e2e_features: nps={args.nps} backend={args.backend} transport={args.transport} "
+          f"seed={seed}", flush=True)
     rng = np.random.default_rng(seed)
     if cuda_missing(args):
         return 77

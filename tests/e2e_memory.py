@@ -202,8 +202,8 @@ def sort_need(args, P, esize, pairs):
     m = -(-N // P)
     slot = esize + (8 if pairs else 0)
     need = m * slot * (2 if P > 1 else 1)  # the shard and the exchange's receive buffer
-    if args.backend == "cpu":  # its device memory is host memory: the staging buffers count
-        need += m * slot * (2 if P > 1 else 1)
+    if args.backend == "cpu" and P == 1:  # host memory: the read/write buffer counts (with
+        need += m * slot                      # P > 1 it is the exchange's receive buffer)
     return need
 
 

@@ -3,8 +3,10 @@
  * Every rank builds its shard of a float64 array of N elements (x_i = 100 sin(i)), takes
  * the GPU (CUDA backend) when one is visible and else the CPU backend, computes the
  * shard's statistics on it, combines them over the ranks with gp_stats_allreduce, sorts the
- * shard on the device and merges the shards across the ranks with gp_bitonic_exchange.
- * Rank 0 prints the count, sum, min, max and whether the result is globally sorted.
+ * shard on the device in the shard buffer of a rank exchange (gp_exchange_create) and
+ * merges the shards across the ranks with gp_exchange_run (partners on one node read each
+ * other's memory, others go through MPI). Rank 0 prints the count, sum, min, max and
+ * whether the result is globally sorted.
  *
  * Build against an installed gpuprim:
  *   CMake:      find_package(gpuprim) ; target_link_libraries(example PRIVATE gpuprim::gpuprim)
@@ -40,15 +42,23 @@ int main(int argc, char **argv)
     if (ndev > 0) be = gp_backend_cuda(rank % ndev, why, sizeof why);
     if (!be) be = gp_backend_cpu();
 
-    /* this rank's shard: a contiguous range, m slots so the exchange can fill it */
+    /* this rank's shard: a contiguous range, m slots so the exchange can fill it; the
+     * exchange owns the shard buffer and its receive buffer (collective) */
     int64_t off, cnt;
     gp_shard_range(N, P, rank, &off, &cnt);
     const int64_t m = (N + P - 1) / P;
-    double *host = be->host_alloc((size_t)m * sizeof(double));
-    double *hrecv = be->host_alloc((size_t)m * sizeof(double));
-    void *dev = be->alloc((size_t)m * sizeof(double));
-    void *recv = be->alloc((size_t)m * sizeof(double));
-    if (!host || !hrecv || !dev || !recv) die("allocation", be);
+    gp_exchange_config cfg = {GP_TRANSPORT_AUTO, 8, 0, m, 0, 0}; /* 8-byte keys, no values */
+    gp_exchange *x = NULL;
+    char msg[512];
+    if (gp_exchange_create(MPI_COMM_WORLD, be, &cfg, &x, msg, sizeof msg) != GP_OK) {
+        if (rank == 0) fprintf(stderr, "example: %s\n", msg);
+        MPI_Finalize();
+        return 1;
+    }
+    if (msg[0] && rank == 0) fprintf(stderr, "example: notice: %s\n", msg); /* fell back to MPI */
+    double *host = be->host_alloc((size_t)(m > 0 ? m : 1) * sizeof(double));
+    void *dev = gp_exchange_keys(x);
+    if (!host) die("allocation", be);
     for (int64_t i = 0; i < cnt; i++) host[i] = 100.0 * sin((double)(off + i));
 
     /* statistics: per shard on the device, then combined in rank order over MPI */
@@ -60,10 +70,8 @@ int main(int argc, char **argv)
     /* global sort: order keys, bitonic sort of the shard, merge exchange over the ranks */
     int64_t nk = cnt;
     if (be->to_keys(GP_F64, dev, cnt) || be->sort_keys(8, dev, cnt)) die("local sort", be);
-    if (P > 1) {
-        gp_exchange_info xi;
-        gp_bitonic_exchange(MPI_COMM_WORLD, be, 8, m, &dev, &nk, recv, host, hrecv, &xi);
-    }
+    gp_exchange_run(x, &nk, 0, NULL);
+    dev = gp_exchange_keys(x); /* the result may be in the other buffer */
     if (be->from_keys(GP_F64, dev, nk)) die("from keys", be);
     if (be->download(host, dev, (size_t)nk * sizeof(double))) die("download", be);
 
@@ -89,9 +97,7 @@ int main(int argc, char **argv)
         printf("  globally sorted: %s\n", all_ok ? "yes" : "NO");
     }
     be->host_free(host);
-    be->host_free(hrecv);
-    be->free(dev);
-    be->free(recv);
+    gp_exchange_destroy(x); /* collective */
     MPI_Finalize();
     return all_ok ? 0 : 1;
 }

@@ -10,8 +10,10 @@
  *     it is the prefix of the full message);
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite in either
  *     order with b - a finite (the same words with the --a and --b values swapped are
- *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode rules, the --out / --force /
- *     --no-sort / --argsort / --payload / --x / --dx combinations; no value of --out, --json,
+ *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode
+ *     rules, the --out / --force / --no-sort / --argsort / --payload / --x / --dx /
+ *     --transport combinations (--transport only in file mode with a sort, one of auto,
+ *     shared, mpi); no value of --out, --json,
  *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
  *   - every string in the result is one of the argv words (no copies, no pointers into the
  *     middle of one), and parsing again gives the same result (no hidden state).
@@ -76,16 +78,18 @@ static int is_word(const char *p, int argc, char **argv)
 /* An independent model of the command line's shape: which words are option values (the
  * last value of each option wins), which are flags, which is the file. */
 typedef struct model {
-    const char *val[11]; /* last value of each option of `valued` */
+    const char *val[12]; /* last value of each option of `valued` */
     int flag[11];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
     const char *file;
     int npositional;
 } model;
 
-static const char *const valued[11] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
-                                       "--function", "--a", "--b", "--n", "--backend"};
-enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND };
+static const char *const valued[12] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+                                       "--function", "--a", "--b", "--n", "--backend",
+                                       "--transport"};
+enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
+       V_TRANSPORT };
 static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
                                         {"--descending", NULL}, {"--stable", NULL},
                                         {"--argsort", NULL}, {"--reproducible", NULL},
@@ -97,7 +101,7 @@ static void shape(int argc, char **argv, model *m)
     for (int i = 1; i < argc; i++) {
         const char *w = argv[i];
         int done = 0;
-        for (int k = 0; k < 11 && !done; k++)
+        for (int k = 0; k < 12 && !done; k++)
             if (strcmp(w, valued[k]) == 0 && i + 1 < argc) m->val[k] = argv[++i], done = 1;
         for (int k = 0; flags[k][0] && !done; k++)
             if (strcmp(w, flags[k][0]) == 0 || (flags[k][1] && strcmp(w, flags[k][1]) == 0))
@@ -203,6 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(o.backend == GP_BACKEND_AUTO || o.backend == GP_BACKEND_CUDA ||
                   o.backend == GP_BACKEND_CPU, "backend %d", (int)o.backend);
         CHECK(o.progress >= -1 && o.progress <= 1, "progress %d", o.progress);
+        CHECK(o.transport == GP_TRANSPORT_OPT_AUTO || o.transport == GP_TRANSPORT_OPT_SHARED ||
+                  o.transport == GP_TRANSPORT_OPT_MPI, "transport %d", (int)o.transport);
         const int fv[] = {o.force, o.no_sort, o.descending, o.stable, o.argsort,
                           o.reproducible, o.quiet, o.verbose, o.function_mode};
         for (size_t k = 0; k < sizeof fv / sizeof fv[0]; k++)
@@ -229,6 +235,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(m.npositional == (o.function_mode ? 0 : 1) && o.file == (o.function_mode ? NULL : m.file),
               "%d positional words, file %s", m.npositional, o.file ? o.file : "(none)");
         if (m.val[V_DX]) CHECK(o.dx == strtod(m.val[V_DX], NULL), "--dx %s gave %g", m.val[V_DX], o.dx);
+        if (m.val[V_TRANSPORT]) {
+            static const char *const tn[] = {"auto", "shared", "mpi"};
+            CHECK(strcmp(m.val[V_TRANSPORT], tn[o.transport]) == 0, "--transport %s gave %d",
+                  m.val[V_TRANSPORT], (int)o.transport);
+            CHECK(!o.function_mode && !o.no_sort, "--transport with --function or --no-sort accepted");
+        } else {
+            CHECK(o.transport == GP_TRANSPORT_OPT_AUTO, "transport %d without --transport",
+                  (int)o.transport);
+        }
         if (m.val[V_A]) CHECK(o.a == strtod(m.val[V_A], NULL), "--a %s gave %g", m.val[V_A], o.a);
         if (m.val[V_B]) CHECK(o.b == strtod(m.val[V_B], NULL), "--b %s gave %g", m.val[V_B], o.b);
         if (m.val[V_N]) {
