@@ -1,4 +1,5 @@
-/* h5io.c — parallel HDF5 input and output for gpuprim (see h5io.h). */
+/* h5io.c — HDF5 input and output for gpuprim over MPI-IO or each rank's own POSIX access
+ * (see h5io.h). */
 #define _GNU_SOURCE /* fallocate(FALLOC_FL_KEEP_SIZE): reserving the output's blocks */
 #include "h5io.h"
 #include "gp_path.h"
@@ -545,11 +546,34 @@ void gp_h5_close(gp_h5_input *in)
     close_input(in);
 }
 
+/* A file access list: the MPI-IO driver over comm, or (posix) sec2 read/write without a file
+ * lock (the ranks' opens of one file must not lock each other out; none of them writes
+ * what another reads). NULL-safe: returns H5I_INVALID_HID on failure. */
+static hid_t access_list(MPI_Comm comm, gp_io_mode io)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) return H5I_INVALID_HID;
+    herr_t st = io == GP_IO_MPIIO ? H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL)
+                                  : H5Pset_fapl_sec2(fapl);
+    if (st >= 0 && io != GP_IO_MPIIO) st = H5Pset_file_locking(fapl, 0, 1);
+    if (st < 0) {
+        if (H5Pclose(fapl) < 0) { /* failing already */ }
+        return H5I_INVALID_HID;
+    }
+    return fapl;
+}
+
 int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input *in,
                char *msg, size_t msglen)
 {
+    return gp_h5_open_io(comm, file, dataset, GP_IO_MPIIO, in, msg, msglen);
+}
+
+int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mode io,
+                  gp_h5_input *in, char *msg, size_t msglen)
+{
     gp_err e;
-    int rank = 0;
+    int rank = 0, mode = GP_IO_MPIIO;
     hid_t fapl = H5I_INVALID_HID;
     dsinfo d;
     char path[GP_H5_PATHLEN];
@@ -574,9 +598,11 @@ int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         fail(&e, GP_IO_EOPEN, "%s: cannot open: MPI_Comm_rank failed", in->file);
 
-    /* rank 0 looks at the file first, so that errno's reason reaches every rank */
+    /* rank 0 looks at the file first, so that errno's reason reaches every rank, and
+     * chooses the driver (its answer is every rank's) */
     if (rank == 0 && !e.rc) {
         struct stat st;
+        gp_io_env env;
         if (stat(file, &st) != 0)
             fail(&e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
                  file, strerror(errno));
@@ -586,13 +612,18 @@ int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input
         else if (access(file, R_OK) != 0)
             fail(&e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
                  file, strerror(errno));
+        gp_io_env_of(file, &env);
+        mode = (int)gp_io_choose(io, &env);
     }
     if (agree(comm, &e, GP_IO_EOPEN)) goto done;
+    if (MPI_Bcast(&mode, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        fail(&e, GP_IO_EOPEN, "%s: cannot open: MPI_Bcast failed", file);
+    in->io = (gp_io_mode)mode;
 
-    fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl < 0 || H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
-        fail(&e, GP_IO_EOPEN, "%s: cannot open: cannot set up the MPI-IO file access (%s)",
-             file, h5_reason().desc);
+    fapl = access_list(comm, in->io);
+    if (fapl < 0) {
+        fail(&e, GP_IO_EOPEN, "%s: cannot open: cannot set up the %s file access (%s)", file,
+             in->io == GP_IO_MPIIO ? "MPI-IO" : "POSIX", h5_reason().desc);
     } else {
         in->fid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
         if (in->fid < 0)
@@ -820,6 +851,58 @@ static int chunks_missing(hid_t did, hid_t fspace)
     return missing;
 }
 
+/* Selects the flattened elements [s, s+c) of fspace (nothing when c = 0) and returns a
+ * memory space of c elements (1 when c = 0, nothing selected), or H5I_INVALID_HID with e
+ * set. */
+static hid_t select_piece(hid_t fspace, int nd, const hsize_t *dims, int64_t s, int64_t c,
+                          int code, const char *file, const char *dname, gp_err *e)
+{
+    hsize_t mdim = c > 0 ? (hsize_t)c : 1;
+    hid_t mspace = H5Screate_simple(1, &mdim, NULL);
+    int bad = mspace < 0;
+    if (!bad && c > 0)
+        bad = select_flat(fspace, nd, dims, s, c) < 0;
+    else if (!bad)
+        bad = H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0;
+    if (bad) {
+        fail(e, code, "%s: %s: cannot select elements [%lld, %lld) (%s)", file, dname,
+             (long long)s, (long long)(s + c), h5_reason().desc);
+        if (mspace >= 0 && H5Sclose(mspace) < 0) { /* failing already */ }
+        return H5I_INVALID_HID;
+    }
+    return mspace;
+}
+
+/* H5Dread / H5Dwrite of the selected piece; a failed write whose conversion found a value
+ * out of range (*out_of_range, set by range_cb) says so. */
+static void move_piece(int writing, hid_t did, hid_t memtype, hid_t mspace, hid_t fspace,
+                       hid_t dxpl, void *p, const int *out_of_range, const char *file,
+                       const char *dname, gp_err *e)
+{
+    const herr_t st = writing ? H5Dwrite(did, memtype, mspace, fspace, dxpl, p)
+                              : H5Dread(did, memtype, mspace, fspace, dxpl, p);
+    if (st < 0 && out_of_range && *out_of_range)
+        fail(e, GP_IO_EWRITE, "%s: %s: write failed: a value is outside the range of the stored type",
+             file, dname);
+    else if (st < 0)
+        fail(e, writing ? GP_IO_EWRITE : GP_IO_EREAD, "%s: %s: %s failed: %s", file, dname,
+             writing ? "write" : "read", h5_reason().desc);
+}
+
+/* A serial (sec2, read-only, unlocked) open of dataset dname of file, for the virtual
+ * dataset that parallel HDF5 will not read; *sfid / *sdid receive the handles. */
+static void open_serial(const char *file, const char *dname, hid_t *sfid, hid_t *sdid,
+                        int code, gp_err *e)
+{
+    hid_t fapl = access_list(MPI_COMM_SELF, GP_IO_POSIX);
+    if (fapl >= 0) *sfid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
+    if (*sfid >= 0) *sdid = H5Dopen2(*sfid, dname, H5P_DEFAULT);
+    if (*sdid < 0)
+        fail(e, code, "%s: %s: cannot open the virtual dataset for a serial read (%s)", file,
+             dname, h5_reason().desc);
+    if (fapl >= 0 && H5Pclose(fapl) < 0) fail(e, code, "%s: %s: H5Pclose failed", file, dname);
+}
+
 /* Collective transfer of the flattened elements [off, off+cnt) of dataset did (nd dims)
  * to or from buf (memory type memtype, esz bytes each), in pieces of <= GP_H5_PIECE_BYTES
  * with the same number of H5Dread/H5Dwrite calls on every rank. */
@@ -828,7 +911,6 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
                      const char *file, const char *dname, gp_err *e)
 {
     const int code = writing ? GP_IO_EWRITE : GP_IO_EREAD;
-    const char *verb = writing ? "write" : "read";
     static double dummy[2];
     hid_t fspace = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
     int64_t per = GP_H5_PIECE_BYTES / (int64_t)esz, mine, pieces = 0;
@@ -859,21 +941,11 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
     hid_t sfid = H5I_INVALID_HID, sdid = H5I_INVALID_HID;
     int vds = 0;
     if (!writing && !e->rc) {
-        hid_t dcpl = H5Dget_create_plist(did), fapl = H5I_INVALID_HID;
+        hid_t dcpl = H5Dget_create_plist(did);
         vds = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
         if (dcpl >= 0 && H5Pclose(dcpl) < 0)
             fail(e, code, "%s: %s: H5Pclose failed", file, dname);
-        if (vds && !e->rc) {
-            fapl = H5Pcreate(H5P_FILE_ACCESS);
-            if (fapl >= 0 && H5Pset_file_locking(fapl, 0, 1) >= 0)
-                sfid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
-            if (sfid >= 0) sdid = H5Dopen2(sfid, dname, H5P_DEFAULT);
-            if (sdid < 0)
-                fail(e, code, "%s: %s: cannot open the virtual dataset for a serial read (%s)",
-                     file, dname, h5_reason().desc);
-            if (fapl >= 0 && H5Pclose(fapl) < 0)
-                fail(e, code, "%s: %s: H5Pclose failed", file, dname);
-        }
+        if (vds && !e->rc) open_serial(file, dname, &sfid, &sdid, code, e);
     }
     dxpl = H5Pcreate(H5P_DATASET_XFER);
     if (dxpl < 0 ||
@@ -888,26 +960,11 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
         int64_t s = off + k * per, c = cnt - k * per;
         if (c > per) c = per;
         if (c < 0) c = 0;
-        hsize_t mdim = c > 0 ? (hsize_t)c : 1;
-        hid_t mspace = H5Screate_simple(1, &mdim, NULL);
-        int bad = mspace < 0;
-        if (!bad && c > 0)
-            bad = select_flat(fspace, nd, dims, s, c) < 0;
-        else if (!bad)
-            bad = H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0;
-        if (bad)
-            fail(e, code, "%s: %s: cannot select elements [%lld, %lld) (%s)", file, dname,
-                 (long long)s, (long long)(s + c), h5_reason().desc);
+        hid_t mspace = select_piece(fspace, nd, dims, s, c, code, file, dname, e);
         if (!agree(comm, e, code)) {
             char *p = c > 0 ? (char *)buf + (size_t)(k * per) * esz : (char *)dummy;
-            herr_t st = writing ? H5Dwrite(did, memtype, mspace, fspace, dxpl, p)
-                        : vds   ? H5Dread(sdid, memtype, mspace, fspace, H5P_DEFAULT, p)
-                                : H5Dread(did, memtype, mspace, fspace, dxpl, p);
-            if (st < 0 && out_of_range)
-                fail(e, code, "%s: %s: %s failed: a value is outside the range of the stored type",
-                     file, dname, verb);
-            else if (st < 0)
-                fail(e, code, "%s: %s: %s failed: %s", file, dname, verb, h5_reason().desc);
+            move_piece(writing, vds ? sdid : did, memtype, mspace, fspace,
+                       vds ? H5P_DEFAULT : dxpl, p, &out_of_range, file, dname, e);
         }
         if (mspace >= 0 && H5Sclose(mspace) < 0)
             fail(e, code, "%s: %s: H5Sclose failed", file, dname);
@@ -922,58 +979,316 @@ out:
     agree(comm, e, code);
 }
 
+/* ---- the reader ------------------------------------------------------------------------ */
+
+/* Bytes per system call of pread/pwrite (Linux moves at most 2^31 - 4096 bytes per call). */
+#define GP_IO_CALL_BYTES ((size_t)1 << 30)
+/* Stored elements per H5Tconvert call of a converting read or write: a piece that stays in
+ * the cache between the copy and the conversion. */
+#ifndef GP_CONV_PIECE_BYTES
+#define GP_CONV_PIECE_BYTES ((size_t)1 << 20)
+#endif
+
+/* GPUPRIM_FAULT=RANK:WHAT (test hook): 1 when it names this rank and `what`. */
+static int io_fault(int rank, const char *what)
+{
+    const char *f = getenv("GPUPRIM_FAULT");
+    int r = -1;
+    char ph[16] = "";
+    return f && sscanf(f, "%d:%15[^:]", &r, ph) == 2 && r == rank && strcmp(ph, what) == 0;
+}
+
+/* pread (writing = 0) or pwrite of len bytes at byte pos of fd, looping over partial
+ * transfers and EINTR, at most GP_IO_CALL_BYTES per call. Returns 0, or -1 with errno set
+ * (errno 0: the file ends before len bytes could be read); *at is the byte where it
+ * stopped. `fault`: fail with EIO at once (the test hook). */
+static int full_io(int writing, int fd, void *buf, size_t len, int64_t pos, int fault,
+                   int64_t *at)
+{
+    char *p = buf;
+    *at = pos;
+    if (fault && len > 0) {
+        errno = EIO;
+        return -1;
+    }
+    while (len > 0) {
+        const size_t want = len < GP_IO_CALL_BYTES ? len : GP_IO_CALL_BYTES;
+        const ssize_t got = writing ? pwrite(fd, p, want, (off_t)*at) : pread(fd, p, want, (off_t)*at);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            if (got == 0) errno = writing ? EIO : 0; /* a write of nothing: never for a file */
+            return -1;
+        }
+        p += got;
+        len -= (size_t)got;
+        *at += got;
+    }
+    return 0;
+}
+
+enum { RD_MPIIO, RD_HDF5, RD_PREAD, RD_CONVERT };
+static const char *const g_rd_how[] = {"mpiio", "hdf5", "pread", "pread+convert"};
+
+struct gp_h5_reader {
+    MPI_Comm comm;
+    int rank;
+    const gp_h5_input *in;
+    dsinfo x;             /* a dataset of its own (not in->dataset); x.did < 0 otherwise */
+    hid_t did;            /* the dataset read: x.did or in->did */
+    int nd;
+    const hsize_t *dims;
+    char dname[GP_H5_PATHLEN];
+    gp_dtype as;
+    size_t esz;           /* bytes of an element in memory */
+    int how;              /* RD_* */
+    int fd;               /* RD_PREAD / RD_CONVERT: the file that holds the raw data */
+    int64_t raw;          /* its byte offset of element 0 */
+    hid_t ftype;          /* RD_CONVERT: the stored type */
+    size_t fsz;           /* bytes of a stored element */
+    unsigned char *stage; /* RD_CONVERT to a narrower type: one piece of stored elements */
+};
+
+/* Whether pread + H5Tconvert reads a contiguous dataset of stored type ft as memtype
+ * faster than H5Dread (which converts through its own buffer in the same way). */
+static int convert_pays(hid_t ft, hid_t memtype)
+{
+    (void)ft, (void)memtype;
+    return 1;
+}
+
+/* Plans a posix reader: pread where the raw data lie in one contiguous block of a file
+ * (contiguous layout, allocated, no external storage, the whole block inside the file),
+ * else H5Dread of the hyperslab (r->how stays RD_HDF5). Local. */
+static void plan_posix(gp_h5_reader *r, gp_err *e)
+{
+    const hid_t memtype = native_of(r->as);
+    char name[GP_H5_PATHLEN + 1];
+    struct stat st;
+    r->how = RD_HDF5;
+    hid_t dcpl = H5Dget_create_plist(r->did);
+    if (dcpl < 0) return; /* H5Dread will say what is wrong */
+    const int contiguous = H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0;
+    if (H5Pclose(dcpl) < 0 || !contiguous) return;
+    const haddr_t addr = H5Dget_offset(r->did); /* from the start of the file, user block included */
+    const hsize_t bytes = H5Dget_storage_size(r->did);
+    hid_t ft = H5Dget_type(r->did);
+    const size_t fsz = ft >= 0 ? H5Tget_size(ft) : 0;
+    const htri_t same = ft >= 0 ? H5Tequal(ft, memtype) : -1;
+    const ssize_t nl = H5Fget_name(r->did, name, sizeof name); /* an external link's target */
+    int fd = -1;
+    if (addr != HADDR_UNDEF && fsz > 0 && same >= 0 && nl > 0 && (size_t)nl < sizeof name &&
+        bytes == (hsize_t)r->in->n * fsz && addr <= (haddr_t)INT64_MAX - bytes &&
+        (same > 0 || convert_pays(ft, memtype))) {
+        fd = open(name, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            fail(e, GP_IO_EREAD, "%s: %s: cannot open %s for reading (%s)", r->in->file,
+                 r->dname, name, strerror(errno));
+        /* a block past the end of the file (damaged): H5Dread says so */
+        if (fd >= 0 && (fstat(fd, &st) != 0 || (uint64_t)st.st_size < (uint64_t)(addr + bytes))) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd >= 0) {
+        r->fd = fd;
+        r->raw = (int64_t)addr;
+        r->fsz = fsz;
+        r->how = same > 0 ? RD_PREAD : RD_CONVERT;
+    }
+    if (r->how == RD_CONVERT) {
+        r->ftype = ft;
+        ft = H5I_INVALID_HID;
+        if (fsz > r->esz && !(r->stage = malloc(GP_CONV_PIECE_BYTES)))
+            fail(e, GP_IO_EREAD, "%s: %s: out of memory", r->in->file, r->dname);
+    }
+    if (ft >= 0 && H5Tclose(ft) < 0) { /* nothing more to do */ }
+}
+
+int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
+                      gp_h5_reader **out, char *msg, size_t msglen)
+{
+    gp_err e;
+    char path[GP_H5_PATHLEN];
+    gp_h5_reader *r = calloc(1, sizeof *r);
+    memset(&e, 0, sizeof e);
+    quiet_hdf5();
+    if (out) *out = NULL;
+    if (!in || in->fid < 0 || in->did < 0 || !out)
+        fail(&e, GP_IO_EREAD, "gp_h5_read: the input is not open");
+    else if (!r)
+        fail(&e, GP_IO_EREAD, "%s: out of memory", in->file);
+    if (agree(comm, &e, GP_IO_EREAD)) goto bad;
+    r->comm = comm;
+    r->in = in;
+    r->x.did = r->x.type = r->ftype = H5I_INVALID_HID;
+    r->fd = -1;
+    r->did = in->did;
+    r->nd = in->ndims;
+    r->dims = in->dims;
+    snprintf(r->dname, sizeof r->dname, "%s", in->dataset);
+    if (MPI_Comm_rank(comm, &r->rank) != MPI_SUCCESS)
+        fail(&e, GP_IO_EREAD, "%s: MPI_Comm_rank failed", in->file);
+    if (dataset) {
+        if (!dataset[0] || abs_path(dataset, path, sizeof path) < 0) {
+            fail(&e, GP_IO_EDATASET, "%s: bad dataset name '%.64s'", in->file, dataset);
+        } else if (strcmp(path, in->dataset) != 0) {
+            ds_open(in->fid, in->file, path, &r->x, &e);
+            if (!e.rc && r->x.n != in->n)
+                fail(&e, GP_IO_EDATASET, "%s: %s has %lld elements, %s has %lld", in->file,
+                     path, (long long)r->x.n, in->dataset, (long long)in->n);
+            r->did = r->x.did;
+            r->nd = r->x.ndims;
+            r->dims = r->x.dims;
+            snprintf(r->dname, sizeof r->dname, "%s", path);
+        }
+    }
+    if (agree(comm, &e, GP_IO_EDATASET)) goto bad;
+    r->as = as;
+    r->esz = gp_dtype_size(as);
+    r->how = RD_MPIIO;
+    if (r->esz == 0)
+        fail(&e, GP_IO_EREAD, "%s: %s: invalid element type %d", in->file, r->dname, (int)as);
+    else if (in->io != GP_IO_MPIIO)
+        plan_posix(r, &e);
+    if (agree(comm, &e, GP_IO_EREAD)) goto bad;
+    *out = r;
+    return 0;
+bad:
+    gp_h5_reader_close(r);
+    return finish(&e, msg, msglen);
+}
+
+const char *gp_h5_reader_how(const gp_h5_reader *r)
+{
+    return r && r->how >= 0 && r->how <= RD_CONVERT ? g_rd_how[r->how] : "?";
+}
+
+void gp_h5_reader_close(gp_h5_reader *r)
+{
+    if (!r) return;
+    quiet_hdf5();
+    if (r->fd >= 0) close(r->fd);
+    if (r->ftype >= 0 && H5Tclose(r->ftype) < 0) { /* nothing more to do */ }
+    ds_close(&r->x);
+    free(r->stage);
+    free(r);
+}
+
+/* RD_PREAD / RD_CONVERT failed at byte `at` of the raw data's file (errno set; 0: the file
+ * ended there). */
+static void raw_failed(const gp_h5_reader *r, int64_t at, gp_err *e)
+{
+    if (errno == 0)
+        fail(e, GP_IO_EREAD, "%s: %s: read failed: the file ends at byte %lld, inside the "
+             "dataset's data", r->in->file, r->dname, (long long)at);
+    else
+        fail(e, GP_IO_EREAD, "%s: %s: read failed: %s (at byte %lld)", r->in->file, r->dname,
+             strerror(errno), (long long)at);
+}
+
+/* RD_CONVERT: the stored bytes of [off, off+cnt) in pieces, each converted by H5Tconvert
+ * (the conversion H5Dread makes) in place in buf when the memory type is at least as wide,
+ * else in r->stage and copied. */
+static void read_convert(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, int fault,
+                         gp_err *e)
+{
+    const size_t fs = r->fsz, ms = r->esz, wide = fs > ms ? fs : ms;
+    const int64_t per = (int64_t)(GP_CONV_PIECE_BYTES / wide) > 0 ? (int64_t)(GP_CONV_PIECE_BYTES / wide) : 1;
+    const hid_t memtype = native_of(r->as);
+    for (int64_t done = 0; done < cnt && !e->rc; done += per) {
+        const int64_t c = cnt - done < per ? cnt - done : per;
+        char *dst = (char *)buf + (size_t)done * ms;
+        void *tmp = fs <= ms ? (void *)dst : (void *)r->stage;
+        int64_t at;
+        if (full_io(0, r->fd, tmp, (size_t)c * fs, r->raw + (off + done) * (int64_t)fs, fault, &at) != 0)
+            raw_failed(r, at, e);
+        else if (H5Tconvert(r->ftype, memtype, (size_t)c, tmp, NULL, H5P_DEFAULT) < 0)
+            fail(e, GP_IO_EREAD, "%s: %s: read failed: %s", r->in->file, r->dname, h5_reason().desc);
+        else if (tmp != dst)
+            memcpy(dst, tmp, (size_t)c * ms);
+    }
+}
+
+/* RD_HDF5: H5Dread of the hyperslab of [off, off+cnt) through this rank's own open, in
+ * pieces of at most GP_H5_PIECE_BYTES. */
+static void read_hdf5(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, gp_err *e)
+{
+    const int64_t per = GP_H5_PIECE_BYTES / (int64_t)r->esz > 0 ? GP_H5_PIECE_BYTES / (int64_t)r->esz : 1;
+    hid_t fspace = H5Dget_space(r->did);
+    if (fspace < 0) {
+        fail(e, GP_IO_EREAD, "%s: %s: cannot get the dataspace (%s)", r->in->file, r->dname,
+             h5_reason().desc);
+        return;
+    }
+    for (int64_t done = 0; done < cnt && !e->rc; done += per) {
+        const int64_t c = cnt - done < per ? cnt - done : per;
+        hid_t mspace = select_piece(fspace, r->nd, r->dims, off + done, c, GP_IO_EREAD,
+                                    r->in->file, r->dname, e);
+        if (mspace >= 0) {
+            move_piece(0, r->did, native_of(r->as), mspace, fspace, H5P_DEFAULT,
+                       (char *)buf + (size_t)done * r->esz, NULL, r->in->file, r->dname, e);
+            if (H5Sclose(mspace) < 0) fail(e, GP_IO_EREAD, "%s: %s: H5Sclose failed", r->in->file, r->dname);
+        }
+    }
+    if (H5Sclose(fspace) < 0) fail(e, GP_IO_EREAD, "%s: %s: H5Sclose failed", r->in->file, r->dname);
+}
+
+int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char *msg,
+                      size_t msglen)
+{
+    gp_err e;
+    memset(&e, 0, sizeof e);
+    quiet_hdf5();
+    if (!r) {
+        fail(&e, GP_IO_EREAD, "gp_h5_reader_read: no reader");
+        return finish(&e, msg, msglen);
+    }
+    const char *file = r->in->file;
+    const int64_t n = r->in->n;
+    if (off < 0 || cnt < 0 || off > n || cnt > n - off)
+        fail(&e, GP_IO_EREAD, "%s: %s: range [%lld, +%lld) outside the %lld elements", file,
+             r->dname, (long long)off, (long long)cnt, (long long)n);
+    else if (cnt > 0 && !buf)
+        fail(&e, GP_IO_EREAD, "%s: %s: no buffer", file, r->dname);
+    if (r->how == RD_MPIIO) {
+        if (!agree(r->comm, &e, GP_IO_EREAD))
+            transfer(r->comm, 0, r->did, r->nd, r->dims, native_of(r->as), r->esz, off, cnt,
+                     buf, file, r->dname, &e);
+        return finish(&e, msg, msglen);
+    }
+    if (e.rc || cnt == 0) return finish(&e, msg, msglen);
+    const int fault = io_fault(r->rank, "pread");
+    int64_t at;
+    if (r->how == RD_PREAD) {
+        if (full_io(0, r->fd, buf, (size_t)cnt * r->esz, r->raw + off * (int64_t)r->esz, fault, &at) != 0)
+            raw_failed(r, at, &e);
+    } else if (r->how == RD_CONVERT) {
+        read_convert(r, off, cnt, buf, fault, &e);
+    } else if (fault) {
+        fail(&e, GP_IO_EREAD, "%s: %s: read failed: %s", file, r->dname, strerror(EIO));
+    } else {
+        read_hdf5(r, off, cnt, buf, &e);
+    }
+    return finish(&e, msg, msglen);
+}
+
 int gp_h5_read(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
                int64_t off, int64_t cnt, void *buf, char *msg, size_t msglen)
 {
-    gp_err e;
-    dsinfo x;
-    char path[GP_H5_PATHLEN];
-    memset(&e, 0, sizeof e);
-    memset(&x, 0, sizeof x);
-    x.did = x.type = H5I_INVALID_HID;
-    quiet_hdf5();
-
-    if (!in || in->fid < 0 || in->did < 0) {
-        fail(&e, GP_IO_EREAD, "gp_h5_read: the input is not open");
+    gp_h5_reader *r = NULL;
+    int rc = gp_h5_reader_open(comm, in, dataset, as, &r, msg, msglen);
+    if (rc) return rc;
+    if (r->how == RD_MPIIO) {
+        rc = gp_h5_reader_read(r, off, cnt, buf, msg, msglen); /* agreed */
+    } else {
+        gp_err e;
+        memset(&e, 0, sizeof e);
+        e.rc = gp_h5_reader_read(r, off, cnt, buf, e.text, sizeof e.text);
         agree(comm, &e, GP_IO_EREAD);
-        return finish(&e, msg, msglen);
+        rc = finish(&e, msg, msglen);
     }
-    const char *file = in->file, *dname = in->dataset;
-    hid_t did = in->did;
-    int nd = in->ndims;
-    const hsize_t *dims = in->dims;
-    size_t esz = gp_dtype_size(as);
-
-    if (dataset) {
-        if (!dataset[0] || abs_path(dataset, path, sizeof path) < 0) {
-            fail(&e, GP_IO_EDATASET, "%s: bad dataset name '%.64s'", file, dataset);
-        } else if (strcmp(path, in->dataset) != 0) {
-            ds_open(in->fid, file, path, &x, &e);
-            if (!e.rc && x.n != in->n)
-                fail(&e, GP_IO_EDATASET, "%s: %s has %lld elements, %s has %lld", file, path,
-                     (long long)x.n, in->dataset, (long long)in->n);
-            did = x.did;
-            dname = path;
-            nd = x.ndims;
-            dims = x.dims;
-        }
-    }
-    if (agree(comm, &e, GP_IO_EDATASET)) goto done;
-
-    if (esz == 0)
-        fail(&e, GP_IO_EREAD, "%s: %s: invalid element type %d", file, dname, (int)as);
-    else if (off < 0 || cnt < 0 || off > in->n || cnt > in->n - off)
-        fail(&e, GP_IO_EREAD, "%s: %s: range [%lld, +%lld) outside the %lld elements", file,
-             dname, (long long)off, (long long)cnt, (long long)in->n);
-    else if (cnt > 0 && !buf)
-        fail(&e, GP_IO_EREAD, "%s: %s: no buffer", file, dname);
-    if (agree(comm, &e, GP_IO_EREAD)) goto done;
-
-    transfer(comm, 0, did, nd, dims, native_of(as), esz, off, cnt, buf, file, dname, &e);
-
-done:
-    ds_close(&x);
-    return finish(&e, msg, msglen);
+    gp_h5_reader_close(r);
+    return rc;
 }
 
 void gp_h5_mpi_io_env(void) { setenv("OMPI_MCA_sharedfp", "^lockedfile", 0); }
@@ -1017,7 +1332,8 @@ int gp_h5_check_target(const char *path, int force, char *msg, size_t msglen)
 /* Rank 0 reserves the blocks of the file as HDF5 has laid it out so far (every dataset
  * allocated) plus 64 KiB for the metadata written at close, without changing its size
  * (FALLOC_FL_KEEP_SIZE). Where the file system cannot reserve (EOPNOTSUPP), nothing is
- * done. The file size is asked of HDF5 on every rank (H5Fget_filesize). */
+ * done. The file size is asked of HDF5 on every rank that has the file open (mpiio: all;
+ * posix: rank 0, which alone creates it). */
 static void reserve_blocks(hid_t fid, const char *tmp, const char *path, int rank, gp_err *e)
 {
     hsize_t size = 0;
@@ -1125,183 +1441,436 @@ int gp_h5_write(MPI_Comm comm, const char *path, const char *dset, hid_t file_ty
 static char g_staged_path[GP_H5_PATHLEN];
 static int g_staged;
 
-/* gp_h5_write_many; with `stage` a finished file stays under its temporary name for
- * gp_h5_publish or gp_h5_discard. */
-static int write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
-                      int64_t n_total, int64_t off, int64_t cnt, int force, int stage,
-                      char *msg, size_t msglen)
-{
-    gp_err e;
-    int rank = 0, created = 0;
-    char tmp[GP_H5_PATHLEN + 32] = "";
-    hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
-    hid_t dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID, did = H5I_INVALID_HID;
-    const char *P = path ? path : "(no path)", *D = "(no dataset)";
-    memset(&e, 0, sizeof e);
-    quiet_hdf5();
+/* One dataset of a writer. */
+typedef struct wds {
+    char name[GP_H5_PATHLEN];
+    hid_t ftype;  /* the stored type (a copy) */
+    gp_dtype mem; /* the element type in memory */
+    size_t msz, fsz;
+    int same;     /* stored as the memory type: no conversion */
+    int64_t raw;  /* posix: the byte offset of element 0 in the file */
+    hid_t did;    /* mpiio: the open dataset */
+} wds;
 
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        fail(&e, GP_IO_EWRITE, "%s: MPI_Comm_rank failed", P);
+struct gp_h5_writer {
+    MPI_Comm comm;
+    int rank, stage, created;
+    gp_io_mode io;
+    char path[GP_H5_PATHLEN];
+    char tmp[GP_H5_PATHLEN + 32];
+    int nds;
+    wds *ds;
+    int64_t n_total, off, cnt;
+    hid_t fid;           /* mpiio: every rank; posix: rank 0 while it creates the file */
+    int fd;              /* posix: the file opened for pwrite */
+    hid_t dxpl;          /* posix conversions: range_cb reports into out_of_range */
+    int out_of_range;
+    unsigned char *cbuf; /* posix conversions: one piece */
+    gp_err e;            /* this rank's first write error */
+};
+
+/* The checks of a write request before anything is created (local). */
+static void check_request(const char *path, const gp_h5_outds *ds, int nds, int64_t n_total,
+                          int64_t off, int64_t cnt, int need_buf, int stage, gp_err *e)
+{
+    const char *P = path ? path : "(no path)";
     if (!path || !path[0] || strlen(path) >= GP_H5_PATHLEN)
-        fail(&e, GP_IO_EWRITE, "%.64s: bad output file name", P);
+        fail(e, GP_IO_EWRITE, "%.64s: bad output file name", P);
     else if (!ds || nds < 1)
-        fail(&e, GP_IO_EWRITE, "%s: no dataset to write", P);
+        fail(e, GP_IO_EWRITE, "%s: no dataset to write", P);
     else if (n_total < 0 || off < 0 || cnt < 0 || off > n_total || cnt > n_total - off)
-        fail(&e, GP_IO_EWRITE, "%s: part [%lld, +%lld) outside the %lld elements", P,
+        fail(e, GP_IO_EWRITE, "%s: part [%lld, +%lld) outside the %lld elements", P,
              (long long)off, (long long)cnt, (long long)n_total);
-    for (int k = 0; !e.rc && k < nds; k++) {
-        const char *dset = ds[k].dset;
-        D = dset ? dset : "(no dataset)";
+    for (int k = 0; !e->rc && k < nds; k++) {
+        const char *dset = ds[k].dset, *D = dset ? dset : "(no dataset)";
         if (!dset || !dset[0] || strlen(dset) >= GP_H5_PATHLEN)
-            fail(&e, GP_IO_EWRITE, "%s: bad dataset name", P);
+            fail(e, GP_IO_EWRITE, "%s: bad dataset name", P);
         else if (gp_dtype_size(ds[k].mem) == 0)
-            fail(&e, GP_IO_EWRITE, "%s: %s: invalid element type %d", P, D, (int)ds[k].mem);
-        else if (cnt > 0 && !ds[k].buf)
-            fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", P, D);
-        if (!e.rc && ds[k].file_type != H5I_INVALID_HID) {
+            fail(e, GP_IO_EWRITE, "%s: %s: invalid element type %d", P, D, (int)ds[k].mem);
+        else if (need_buf && cnt > 0 && !ds[k].buf)
+            fail(e, GP_IO_EWRITE, "%s: %s: no buffer", P, D);
+        if (!e->rc && ds[k].file_type != H5I_INVALID_HID) {
             hid_t ft = ds[k].file_type;
             H5T_class_t cls = H5Iget_type(ft) == H5I_DATATYPE ? H5Tget_class(ft) : H5T_NO_CLASS;
             if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-                fail(&e, GP_IO_EWRITE,
+                fail(e, GP_IO_EWRITE,
                      "%s: %s: the stored type must be an integer or float type", P, D);
         }
     }
-    if (!e.rc && stage && g_staged)
-        fail(&e, GP_IO_EWRITE, "%s: another file is staged already (%s)", P, g_staged_path);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
-    check_tiling(comm, P, n_total, off, cnt, &e);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
+    if (!e->rc && stage && g_staged)
+        fail(e, GP_IO_EWRITE, "%s: another file is staged already (%s)", P, g_staged_path);
+}
 
-    /* rank 0 checks the target and picks the temporary name */
-    if (rank == 0) {
-        struct stat st;
-        char dir[GP_H5_PATHLEN];
-        check_target(path, force, dir, &e);
-        /* a short hidden temporary name beside the target: a target name near NAME_MAX
-         * leaves no room for a suffix, and a rename within the folder is atomic */
-        if (!e.rc && snprintf(tmp, sizeof tmp, "%s/.gpuprim.%ld.tmp", dir, (long)getpid()) >=
-                         (int)sizeof tmp)
-            fail(&e, GP_IO_EWRITE, "%s: file name too long", path);
-        else if (!e.rc && lstat(tmp, &st) == 0)
-            fail(&e, GP_IO_EWRITE, "%s: temporary file %s exists already", path, tmp);
-    }
-    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
-    if (MPI_Bcast(tmp, (int)sizeof tmp, MPI_CHAR, 0, comm) != MPI_SUCCESS)
-        fail(&e, GP_IO_EWRITE, "%s: MPI_Bcast failed", path);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto done;
+static void writer_free(gp_h5_writer *w)
+{
+    if (!w) return;
+    for (int k = 0; w->ds && k < w->nds; k++)
+        if (w->ds[k].ftype >= 0 && H5Tclose(w->ds[k].ftype) < 0) { /* nothing more to do */ }
+    if (w->dxpl >= 0 && H5Pclose(w->dxpl) < 0) { /* nothing more to do */ }
+    free(w->cbuf);
+    free(w->ds);
+    free(w);
+}
 
-    fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl < 0 || H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
-        fail(&e, GP_IO_EWRITE, "%s: cannot set up the MPI-IO file access (%s)", path,
-             h5_reason().desc);
-    } else {
-        fid = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
-        if (fid < 0)
-            fail(&e, GP_IO_EWRITE, "%s: cannot create %s (%s)", path, tmp, h5_reason().desc);
+/* A writer for a checked request, nothing created yet (local). NULL with e set. */
+static gp_h5_writer *writer_new(MPI_Comm comm, int rank, int stage, const char *path,
+                                const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off,
+                                int64_t cnt, gp_err *e)
+{
+    gp_h5_writer *w = calloc(1, sizeof *w);
+    wds *d = calloc((size_t)nds, sizeof *d);
+    if (!w || !d) {
+        fail(e, GP_IO_EWRITE, "%s: out of memory", path);
+        free(w);
+        free(d);
+        return NULL;
     }
-    if (fapl >= 0 && H5Pclose(fapl) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Pclose failed", path);
-    if (rank == 0) {
-        struct stat st;
-        created = lstat(tmp, &st) == 0; /* ours: it did not exist before */
-        if (created) tmp_guard(tmp, 1);
-    }
-    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
-    /* the exclusive create succeeded on every rank: the other ranks guard it too */
-    if (rank != 0) tmp_guard(tmp, 1);
-    {   /* test hook (tests/e2e.py): GPUPRIM_FAULT=RANK:tmpfile makes rank RANK die of SIGTERM
-         * while the temporary file exists */
-        const char *f = getenv("GPUPRIM_FAULT");
-        int r = -1;
-        char ph[16] = "";
-        if (f && sscanf(f, "%d:%15[^:]", &r, ph) == 2 && r == rank && strcmp(ph, "tmpfile") == 0)
-            raise(SIGTERM);
-    }
-
-    hsize_t dim = (hsize_t)n_total;
-    lcpl = H5Pcreate(H5P_LINK_CREATE);
-    dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    space = H5Screate_simple(1, &dim, NULL);
-    if (lcpl < 0 || dcpl < 0 || space < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
-        H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
-        H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
-        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-        H5Pset_obj_track_times(dcpl, 0) < 0) { /* no timestamp: reproducible bytes */
-        fail(&e, GP_IO_EWRITE, "%s: cannot set up the datasets (%s)", path, h5_reason().desc);
-    }
-    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
-
-    /* every dataset first (allocated at creation), then the file's blocks reserved, then
-     * the data: a full disk or quota fails here on every rank, before any data moves.
-     * Open MPI's collective writes were seen to lose ENOSPC at 3 or more ranks and leave a
-     * file of zeros that HDF5 closed without an error. */
+    *w = (gp_h5_writer){comm, rank, stage, 0, GP_IO_MPIIO, "", "", nds, d, n_total, off, cnt,
+                        H5I_INVALID_HID, -1, H5I_INVALID_HID, 0, NULL, {0, ""}};
+    snprintf(w->path, sizeof w->path, "%s", path);
     for (int k = 0; k < nds; k++) {
-        D = ds[k].dset;
-        hid_t ft = ds[k].file_type != H5I_INVALID_HID ? ds[k].file_type : native_of(ds[k].mem);
-        did = H5Dcreate2(fid, D, ft, space, lcpl, dcpl, H5P_DEFAULT);
-        if (did < 0)
-            fail(&e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", path, D,
+        snprintf(d[k].name, sizeof d[k].name, "%s", ds[k].dset);
+        d[k].mem = ds[k].mem;
+        d[k].msz = gp_dtype_size(ds[k].mem);
+        d[k].did = H5I_INVALID_HID;
+        d[k].ftype = H5Tcopy(ds[k].file_type != H5I_INVALID_HID ? ds[k].file_type : native_of(ds[k].mem));
+        d[k].fsz = d[k].ftype >= 0 ? H5Tget_size(d[k].ftype) : 0;
+        const htri_t same = d[k].ftype >= 0 ? H5Tequal(d[k].ftype, native_of(ds[k].mem)) : -1;
+        d[k].same = same > 0;
+        if (d[k].fsz == 0 || same < 0)
+            fail(e, GP_IO_EWRITE, "%s: %s: cannot copy the stored type (%s)", path, d[k].name,
                  h5_reason().desc);
-        else if (H5Dclose(did) < 0)
-            fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
-        did = H5I_INVALID_HID;
-        if (agree(comm, &e, GP_IO_EWRITE)) goto close;
     }
-    reserve_blocks(fid, tmp, path, rank, &e);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto close;
-    for (int k = 0; k < nds; k++) {
-        D = ds[k].dset;
-        did = H5Dopen2(fid, D, H5P_DEFAULT);
-        if (did < 0)
-            fail(&e, GP_IO_EWRITE, "%s: %s: cannot open the new dataset (%s)", path, D,
+    if (e->rc) {
+        writer_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+/* Rank 0: checks the target, picks the temporary name beside it and the driver for its
+ * folder (gp_io_choose). */
+static void pick_tmp(gp_h5_writer *w, int force, gp_io_mode io, int *mode, gp_err *e)
+{
+    struct stat st;
+    char dir[GP_H5_PATHLEN];
+    gp_io_env env;
+    check_target(w->path, force, dir, e);
+    /* a short hidden temporary name beside the target: a target name near NAME_MAX leaves
+     * no room for a suffix, and a rename within the folder is atomic */
+    if (!e->rc && snprintf(w->tmp, sizeof w->tmp, "%s/.gpuprim.%ld.tmp", dir, (long)getpid()) >=
+                      (int)sizeof w->tmp)
+        fail(e, GP_IO_EWRITE, "%s: file name too long", w->path);
+    else if (!e->rc && lstat(w->tmp, &st) == 0)
+        fail(e, GP_IO_EWRITE, "%s: temporary file %s exists already", w->path, w->tmp);
+    if (!e->rc) {
+        gp_io_env_of(dir, &env);
+        *mode = (int)gp_io_choose(io, &env);
+    }
+}
+
+/* Creates the temporary file (mpiio: every rank, collectively; posix: rank 0 alone) and,
+ * once every rank knows that it exists, guards it on every rank. */
+static void create_file(gp_h5_writer *w, gp_err *e)
+{
+    if (w->io == GP_IO_MPIIO || w->rank == 0) {
+        hid_t fapl = access_list(w->comm, w->io);
+        if (fapl < 0) {
+            fail(e, GP_IO_EWRITE, "%s: cannot set up the %s file access (%s)", w->path,
+                 w->io == GP_IO_MPIIO ? "MPI-IO" : "POSIX", h5_reason().desc);
+        } else {
+            w->fid = H5Fcreate(w->tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+            if (w->fid < 0)
+                fail(e, GP_IO_EWRITE, "%s: cannot create %s (%s)", w->path, w->tmp,
+                     h5_reason().desc);
+        }
+        if (fapl >= 0 && H5Pclose(fapl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
+    }
+    if (w->rank == 0) {
+        struct stat st;
+        w->created = lstat(w->tmp, &st) == 0; /* ours: it did not exist before */
+        if (w->created) tmp_guard(w->tmp, 1);
+    }
+    if (agree(w->comm, e, GP_IO_EWRITE)) return;
+    /* the exclusive create succeeded: the other ranks guard it too */
+    if (w->rank != 0) tmp_guard(w->tmp, 1);
+    /* test hook (tests/e2e.py): GPUPRIM_FAULT=RANK:tmpfile makes rank RANK die of SIGTERM
+     * while the temporary file exists */
+    if (io_fault(w->rank, "tmpfile")) raise(SIGTERM);
+}
+
+/* Every dataset first (allocated at creation: contiguous, early, no fill, no timestamps for
+ * reproducible bytes), then the file's blocks reserved, so that a full disk or quota fails
+ * here on every rank, before any data moves. (Open MPI's collective writes were seen to
+ * lose ENOSPC at 3 or more ranks and leave a file of zeros that HDF5 closed without an
+ * error.) posix: rank 0 alone, and it notes each dataset's raw offset. */
+static void create_datasets(gp_h5_writer *w, gp_err *e)
+{
+    const int creator = w->io == GP_IO_MPIIO || w->rank == 0;
+    hsize_t dim = (hsize_t)w->n_total;
+    hid_t lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    if (creator) {
+        lcpl = H5Pcreate(H5P_LINK_CREATE);
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        space = H5Screate_simple(1, &dim, NULL);
+        if (lcpl < 0 || dcpl < 0 || space < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+            H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
+            H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+            H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0)
+            fail(e, GP_IO_EWRITE, "%s: cannot set up the datasets (%s)", w->path, h5_reason().desc);
+    }
+    for (int k = 0; k < w->nds && !agree(w->comm, e, GP_IO_EWRITE); k++) {
+        wds *d = &w->ds[k];
+        if (!creator) continue;
+        hid_t did = H5Dcreate2(w->fid, d->name, d->ftype, space, lcpl, dcpl, H5P_DEFAULT);
+        if (did < 0) {
+            fail(e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", w->path, d->name,
                  h5_reason().desc);
-        if (agree(comm, &e, GP_IO_EWRITE)) goto close;
-        transfer(comm, 1, did, 1, &dim, native_of(ds[k].mem), gp_dtype_size(ds[k].mem), off,
-                 cnt, (void *)ds[k].buf, path, D, &e);
-        if (H5Dclose(did) < 0) fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
-        did = H5I_INVALID_HID;
-        if (agree(comm, &e, GP_IO_EWRITE)) goto close;
+            continue;
+        }
+        const haddr_t a = w->io == GP_IO_POSIX ? H5Dget_offset(did) : HADDR_UNDEF;
+        if (w->io == GP_IO_POSIX && (a != HADDR_UNDEF ? a > (haddr_t)INT64_MAX : w->n_total > 0))
+            fail(e, GP_IO_EWRITE, "%s: %s: cannot locate the new dataset's data", w->path, d->name);
+        d->raw = a != HADDR_UNDEF ? (int64_t)a : 0;
+        if (H5Dclose(did) < 0) fail(e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", w->path, d->name);
     }
+    if (!e->rc && creator) reserve_blocks(w->fid, w->tmp, w->path, w->rank, e);
+    if (space >= 0 && H5Sclose(space) < 0) fail(e, GP_IO_EWRITE, "%s: H5Sclose failed", w->path);
+    if (dcpl >= 0 && H5Pclose(dcpl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
+    if (lcpl >= 0 && H5Pclose(lcpl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
+    agree(w->comm, e, GP_IO_EWRITE);
+}
 
-close:
-    if (did >= 0 && H5Dclose(did) < 0) fail(&e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, D);
-    if (space >= 0 && H5Sclose(space) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Sclose failed", P);
-    if (dcpl >= 0 && H5Pclose(dcpl) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Pclose failed", P);
-    if (lcpl >= 0 && H5Pclose(lcpl) < 0) fail(&e, GP_IO_EWRITE, "%s: H5Pclose failed", P);
-    if (fid >= 0 && H5Fclose(fid) < 0)
-        fail(&e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, tmp, h5_reason().desc);
-    agree(comm, &e, GP_IO_EWRITE);
+/* mpiio: every rank opens the datasets for the collective writes. */
+static void open_datasets(gp_h5_writer *w, gp_err *e)
+{
+    for (int k = 0; k < w->nds && !e->rc; k++) {
+        w->ds[k].did = H5Dopen2(w->fid, w->ds[k].name, H5P_DEFAULT);
+        if (w->ds[k].did < 0)
+            fail(e, GP_IO_EWRITE, "%s: %s: cannot open the new dataset (%s)", w->path,
+                 w->ds[k].name, h5_reason().desc);
+        agree(w->comm, e, GP_IO_EWRITE);
+    }
+}
 
-    /* rank 0 publishes the file (or, staging, keeps it and its signal guard for
-     * gp_h5_publish), or removes the temporary one */
-    if (rank == 0 && created && !e.rc && stage) {
-        snprintf(g_staged_path, sizeof g_staged_path, "%s", path);
+/* posix: rank 0 closes the new file (its metadata complete, the data's blocks allocated and
+ * reserved), every rank learns the raw offsets and opens the file for pwrite. */
+static void open_for_pwrite(gp_h5_writer *w, gp_err *e)
+{
+    int64_t *raw = malloc(sizeof *raw * (size_t)w->nds);
+    if (w->fid >= 0 && H5Fclose(w->fid) < 0)
+        fail(e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", w->path, w->tmp, h5_reason().desc);
+    w->fid = H5I_INVALID_HID;
+    if (!raw) fail(e, GP_IO_EWRITE, "%s: out of memory", w->path);
+    for (int k = 0; raw && k < w->nds; k++) raw[k] = w->ds[k].raw;
+    if (agree(w->comm, e, GP_IO_EWRITE)) goto out;
+    if (MPI_Bcast(raw, w->nds, MPI_INT64_T, 0, w->comm) != MPI_SUCCESS)
+        fail(e, GP_IO_EWRITE, "%s: MPI_Bcast failed", w->path);
+    int convert = 0;
+    for (int k = 0; k < w->nds; k++) {
+        w->ds[k].raw = raw[k];
+        convert |= !w->ds[k].same;
+    }
+    w->fd = open(w->tmp, O_WRONLY | O_CLOEXEC);
+    if (w->fd < 0)
+        fail(e, GP_IO_EWRITE, "%s: cannot open %s for writing (%s)", w->path, w->tmp,
+             strerror(errno));
+    if (convert) {
+        w->dxpl = H5Pcreate(H5P_DATASET_XFER);
+        w->cbuf = malloc(GP_CONV_PIECE_BYTES);
+        if (w->dxpl < 0 || H5Pset_type_conv_cb(w->dxpl, range_cb, &w->out_of_range) < 0 || !w->cbuf)
+            fail(e, GP_IO_EWRITE, "%s: cannot set up the conversion (%s)", w->path,
+                 w->cbuf ? h5_reason().desc : "out of memory");
+    }
+out:
+    free(raw);
+    agree(w->comm, e, GP_IO_EWRITE);
+}
+
+/* Ends a writer: closes the file, agrees on e; rank 0 renames it (or stages it, keeping its
+ * signal guard for gp_h5_publish), or removes it on an error or with `cancel`; frees w.
+ * Collective. */
+static int writer_end(gp_h5_writer *w, int cancel, gp_err *e, char *msg, size_t msglen)
+{
+    const char *P = w->path;
+    for (int k = 0; k < w->nds; k++)
+        if (w->ds[k].did >= 0 && H5Dclose(w->ds[k].did) < 0)
+            fail(e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", P, w->ds[k].name);
+    if (w->fid >= 0 && H5Fclose(w->fid) < 0)
+        fail(e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, w->tmp, h5_reason().desc);
+    if (w->fd >= 0 && close(w->fd) != 0)
+        fail(e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, w->tmp, strerror(errno));
+    agree(w->comm, e, GP_IO_EWRITE);
+    if (w->rank == 0 && w->created && !e->rc && !cancel && w->stage) {
+        snprintf(g_staged_path, sizeof g_staged_path, "%s", P);
         g_staged = 1;
-    } else if (rank == 0 && created) {
-        if (!e.rc && rename(tmp, path) != 0)
-            fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", path, tmp,
-                 strerror(errno));
-        if (e.rc) remove_tmp(tmp, e.text, sizeof e.text);
-        tmp_guard(tmp, 0);
+    } else if (w->rank == 0 && w->created) {
+        if (!e->rc && !cancel && rename(w->tmp, P) != 0)
+            fail(e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", P, w->tmp, strerror(errno));
+        if (e->rc || cancel) remove_tmp(w->tmp, e->rc ? e->text : NULL, sizeof e->text);
+        tmp_guard(w->tmp, 0);
     }
-    agree(comm, &e, GP_IO_EWRITE);
+    agree(w->comm, e, GP_IO_EWRITE);
     /* the other ranks' part ends here: rank 0 renames or removes the file */
-    if (rank != 0 && g_tmp_armed) tmp_guard(tmp, 0);
-done:
+    if (w->rank != 0 && g_tmp_armed) tmp_guard(w->tmp, 0);
+    writer_free(w);
+    return cancel ? 0 : finish(e, msg, msglen);
+}
+
+static int writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                       const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off,
+                       int64_t cnt, int force, int need_buf, gp_h5_writer **out, char *msg,
+                       size_t msglen)
+{
+    gp_err e;
+    gp_h5_writer *w = NULL;
+    int rank = 0, mode = GP_IO_MPIIO;
+    memset(&e, 0, sizeof e);
+    quiet_hdf5();
+    *out = NULL;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        fail(&e, GP_IO_EWRITE, "%s: MPI_Comm_rank failed", path ? path : "(no path)");
+    check_request(path, ds, nds, n_total, off, cnt, need_buf, stage, &e);
+    if (!e.rc) w = writer_new(comm, rank, stage, path, ds, nds, n_total, off, cnt, &e);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    check_tiling(comm, w->path, n_total, off, cnt, &e);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    if (rank == 0) pick_tmp(w, force, io, &mode, &e);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    if (MPI_Bcast(w->tmp, (int)sizeof w->tmp, MPI_CHAR, 0, comm) != MPI_SUCCESS ||
+        MPI_Bcast(&mode, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+        fail(&e, GP_IO_EWRITE, "%s: MPI_Bcast failed", path);
+    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    w->io = (gp_io_mode)mode;
+
+    create_file(w, &e);
+    if (!e.rc) create_datasets(w, &e);
+    if (!e.rc && w->io == GP_IO_MPIIO) open_datasets(w, &e);
+    else if (!e.rc) open_for_pwrite(w, &e);
+    if (e.rc) return writer_end(w, 0, &e, msg, msglen);
+    *out = w;
+    return 0;
+early:
+    writer_free(w);
     return finish(&e, msg, msglen);
+}
+
+int gp_h5_writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                      const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off, int64_t cnt,
+                      int force, gp_h5_writer **w, char *msg, size_t msglen)
+{
+    gp_h5_writer *tmp = NULL;
+    const int rc = writer_open(comm, io, stage, path, ds, nds, n_total, off, cnt, force, 0, &tmp,
+                               msg, msglen);
+    if (w) *w = tmp;
+    else if (tmp) return writer_end(tmp, 1, &tmp->e, msg, msglen); /* nowhere to keep it */
+    return rc;
+}
+
+/* posix: dataset k's elements [off, off+cnt) from buf: pwrite at its raw offset, in
+ * converted pieces where it is stored as another type. */
+static void write_posix(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
+                        gp_err *e)
+{
+    const wds *d = &w->ds[k];
+    const int fault = io_fault(w->rank, "pwrite");
+    const size_t wide = d->msz > d->fsz ? d->msz : d->fsz;
+    const int64_t per = d->same ? cnt : (int64_t)(GP_CONV_PIECE_BYTES / wide) > 0 ? (int64_t)(GP_CONV_PIECE_BYTES / wide) : 1;
+    int64_t at = 0;
+    for (int64_t done = 0; done < cnt && !e->rc; done += per) {
+        const int64_t c = cnt - done < per ? cnt - done : per;
+        const char *src = (const char *)buf + (size_t)done * d->msz;
+        void *out = (void *)src;
+        if (!d->same) {
+            memcpy(w->cbuf, src, (size_t)c * d->msz);
+            w->out_of_range = 0;
+            out = w->cbuf;
+            if (H5Tconvert(native_of(d->mem), d->ftype, (size_t)c, w->cbuf, NULL, w->dxpl) < 0) {
+                if (w->out_of_range)
+                    fail(e, GP_IO_EWRITE, "%s: %s: write failed: a value is outside the range "
+                         "of the stored type", w->path, d->name);
+                else
+                    fail(e, GP_IO_EWRITE, "%s: %s: write failed: %s", w->path, d->name,
+                         h5_reason().desc);
+                break;
+            }
+        }
+        if (full_io(1, w->fd, out, (size_t)c * d->fsz, d->raw + (off + done) * (int64_t)d->fsz,
+                    fault, &at) != 0)
+            fail(e, GP_IO_EWRITE, "%s: %s: write failed: %s (at byte %lld of %s)", w->path,
+                 d->name, strerror(errno), (long long)at, w->tmp);
+    }
+}
+
+int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
+                       char *msg, size_t msglen)
+{
+    gp_err e;
+    memset(&e, 0, sizeof e);
+    quiet_hdf5();
+    if (!w) {
+        fail(&e, GP_IO_EWRITE, "gp_h5_writer_write: no writer");
+        return finish(&e, msg, msglen);
+    }
+    const char *D = k >= 0 && k < w->nds ? w->ds[k].name : "(no dataset)";
+    if (k < 0 || k >= w->nds)
+        fail(&e, GP_IO_EWRITE, "%s: no dataset %d to write", w->path, k);
+    else if (cnt < 0 || off < w->off || off > w->off + w->cnt || cnt > w->off + w->cnt - off)
+        fail(&e, GP_IO_EWRITE, "%s: %s: elements [%lld, +%lld) outside this rank's part [%lld, +%lld)",
+             w->path, D, (long long)off, (long long)cnt, (long long)w->off, (long long)w->cnt);
+    else if (cnt > 0 && !buf)
+        fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", w->path, D);
+    if (w->io == GP_IO_MPIIO) {
+        hsize_t dim = (hsize_t)w->n_total;
+        if (!agree(w->comm, &e, GP_IO_EWRITE))
+            transfer(w->comm, 1, w->ds[k].did, 1, &dim, native_of(w->ds[k].mem), w->ds[k].msz,
+                     off, cnt, (void *)buf, w->path, D, &e);
+    } else if (w->e.rc) {
+        return finish(&w->e, msg, msglen);
+    } else if (!e.rc && cnt > 0) {
+        write_posix(w, k, off, cnt, buf, &e);
+    }
+    if (e.rc && !w->e.rc) w->e = e;
+    return finish(&e, msg, msglen);
+}
+
+int gp_h5_writer_close(gp_h5_writer *w, int cancel, char *msg, size_t msglen)
+{
+    if (!w) {
+        if (msg && msglen) msg[0] = '\0';
+        return 0;
+    }
+    quiet_hdf5();
+    gp_err e = w->e;
+    return writer_end(w, cancel, &e, msg, msglen);
+}
+
+int gp_h5_write_many_io(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                        const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off,
+                        int64_t cnt, int force, char *msg, size_t msglen)
+{
+    gp_h5_writer *w = NULL;
+    int rc = writer_open(comm, io, stage, path, ds, nds, n_total, off, cnt, force, 1, &w, msg,
+                         msglen);
+    for (int k = 0; !rc && k < nds; k++)
+        rc = gp_h5_writer_write(w, k, off, cnt, ds[k].buf, msg, msglen);
+    return w ? gp_h5_writer_close(w, 0, msg, msglen) : rc;
 }
 
 int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
                      int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
                      size_t msglen)
 {
-    return write_many(comm, path, ds, nds, n_total, off, cnt, force, 0, msg, msglen);
+    return gp_h5_write_many_io(comm, GP_IO_MPIIO, 0, path, ds, nds, n_total, off, cnt, force,
+                               msg, msglen);
 }
 
 int gp_h5_write_many_staged(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
                             int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
                             size_t msglen)
 {
-    return write_many(comm, path, ds, nds, n_total, off, cnt, force, 1, msg, msglen);
+    return gp_h5_write_many_io(comm, GP_IO_MPIIO, 1, path, ds, nds, n_total, off, cnt, force,
+                               msg, msglen);
 }
 
 int gp_h5_publish(char *msg, size_t msglen)

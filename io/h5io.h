@@ -1,4 +1,5 @@
-/* h5io.h — HDF5 input and output for gpuprim (parallel HDF5 over MPI-IO).
+/* h5io.h — HDF5 input and output for gpuprim: parallel HDF5 over MPI-IO, or each rank's own
+ * POSIX access with plain pread/pwrite of the raw data where the layout allows.
  *
  * io/ knows HDF5 and MPI-IO and nothing of GPUs. A dataset of any integer or float class
  * (any size, any byte order) is read as one of the six gp_dtype element types, converted
@@ -6,6 +7,16 @@
  * i64 / u64, floats of <= 4 bytes (float16 included) -> f32, larger floats (long double
  * included) -> f64. An N-D dataset is its row-major flattening; a shard is a contiguous
  * range of that flattened index, selected as a union of hyperslabs.
+ *
+ * Two I/O drivers (gp_io_mode) move the data; both give the same bits:
+ *   - mpiio: the file opened with HDF5's MPI-IO driver by every rank together, collective
+ *     transfers (H5Dread / H5Dwrite in pieces of at most 1 GiB per rank);
+ *   - posix: every rank opens the file on its own, read-only, with HDF5's sec2 driver and no
+ *     file lock; a contiguous, allocated dataset stored as the memory type is read with
+ *     pread at its raw offset (H5Dget_offset), a contiguous one of another stored type with
+ *     pread + H5Tconvert, anything else (chunked, filtered, compact, virtual, external,
+ *     never written) with H5Dread of the rank's own hyperslab; outputs are created by rank 0
+ *     (metadata, allocation) and every rank pwrites its part at the dataset's raw offset.
  *
  * Every function here is collective over `comm` unless it says otherwise: each rank calls
  * it, also a rank whose shard is empty. On failure every rank returns the same non-zero
@@ -30,6 +41,38 @@
 #define GP_H5_MAXDIMS 32
 #define GP_H5_PATHLEN 1024
 
+/* ---- the I/O driver ---------------------------------------------------------------------- */
+
+/* The driver of a file's data transfers (--io): GP_IO_AUTO is resolved per file by
+ * gp_io_choose; GP_IO_POSIX and GP_IO_MPIIO as described above. */
+typedef enum gp_io_mode { GP_IO_AUTO = 0, GP_IO_POSIX = 1, GP_IO_MPIIO = 2 } gp_io_mode;
+
+/* "auto", "posix", "mpiio" ("?" for another value). Not collective. */
+const char *gp_io_mode_name(gp_io_mode m);
+
+/* Parses "auto", "posix" or "mpiio" into *m; returns 0, or -1 (*m unchanged). */
+int gp_io_mode_parse(const char *s, gp_io_mode *m);
+
+/* What gp_io_choose looks at, read once from the system (gp_io_env_of). */
+typedef struct gp_io_env {
+    int have_fs;            /* statfs of the path succeeded */
+    unsigned long fs_magic; /* its f_type (the file system's magic number) */
+} gp_io_env;
+
+/* statfs(path) into *env (path: an input file, or the folder of an output). Not collective. */
+void gp_io_env_of(const char *path, gp_io_env *env);
+
+/* The name of a parallel file system by its statfs magic ("lustre", "gpfs", "beegfs",
+ * "orangefs", "panfs"), else NULL. Pure. */
+const char *gp_io_parallel_fs(unsigned long fs_magic);
+
+/* The driver for a file: `requested` unless it is GP_IO_AUTO; auto gives GP_IO_MPIIO on a
+ * parallel file system (gp_io_parallel_fs: there collective buffering and MPI-IO's hints
+ * can pay, and every rank opening the file on its own loads the metadata servers) and
+ * GP_IO_POSIX elsewhere (a local disk, tmpfs, NFS, an unknown type, or env NULL / statfs
+ * failed). Pure: returns GP_IO_POSIX or GP_IO_MPIIO. */
+gp_io_mode gp_io_choose(gp_io_mode requested, const gp_io_env *env);
+
 /* An open input dataset. */
 typedef struct gp_h5_input {
     char file[GP_H5_PATHLEN];     /* the file name as given */
@@ -39,9 +82,10 @@ typedef struct gp_h5_input {
     int ndims;                    /* rank of the dataspace (>= 1) */
     hsize_t dims[GP_H5_MAXDIMS];  /* current extent of each dimension */
     int64_t n;                    /* elements: product of dims (0 allowed) */
-    hid_t fid;                    /* open file (parallel access) */
+    hid_t fid;                    /* open file (parallel access; posix: this rank's own) */
     hid_t did;                    /* open dataset */
     hid_t ftype;                  /* copy of the stored datatype (for writing the same type) */
+    gp_io_mode io;                /* the driver it was opened with: GP_IO_POSIX or GP_IO_MPIIO */
 } gp_h5_input;
 
 /* Call before MPI_Init. Open MPI's sharedfp/lockedfile component, which MPI_File_open
@@ -73,14 +117,50 @@ void gp_shard_range(int64_t n, int P, int r, int64_t *off, int64_t *cnt);
 int gp_h5_open(MPI_Comm comm, const char *file, const char *dataset, gp_h5_input *in,
                char *msg, size_t msglen);
 
+/* gp_h5_open with the driver `io`: GP_IO_AUTO is resolved by gp_io_choose on rank 0 (statfs
+ * of the file; every rank gets its answer), GP_IO_POSIX opens the file on every rank on its
+ * own (sec2, read-only, no file lock), GP_IO_MPIIO is gp_h5_open. in->io says which. The
+ * same checks, messages and codes. */
+int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mode io,
+                  gp_h5_input *in, char *msg, size_t msglen);
+
 /* Reads the flattened elements [off, off+cnt) of dataset `dataset` of the open file (NULL:
  * in->dataset) converted to element type `as` into buf (cnt * gp_dtype_size(as) bytes),
- * with a collective transfer (independent MPI-IO underneath when the ranks' ranges overlap
- * or some chunks of the dataset were never written; those read as the fill value). A
- * dataset other than in->dataset (the --x coordinates) must be numeric with exactly in->n
- * elements. Returns 0 or GP_IO_EDATASET / GP_IO_EREAD. */
+ * with in->io's driver: mpiio, a collective transfer (independent MPI-IO underneath when
+ * the ranks' ranges overlap or some chunks of the dataset were never written; those read as
+ * the fill value); posix, a gp_h5_reader of its own (opened, one read, closed), the ranks
+ * then agreeing on the outcome. A dataset other than in->dataset (the --x coordinates) must
+ * be numeric with exactly in->n elements. Returns 0 or GP_IO_EDATASET / GP_IO_EREAD. */
 int gp_h5_read(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
                int64_t off, int64_t cnt, void *buf, char *msg, size_t msglen);
+
+/* A reader of one dataset of an open input: opened once, many reads, closed. */
+typedef struct gp_h5_reader gp_h5_reader;
+
+/* Opens a reader of dataset `dataset` (NULL: in->dataset; another one must be numeric with
+ * exactly in->n elements, as for gp_h5_read) as element type `as`. With the posix driver it
+ * plans how this rank reads (see the top of this file) and opens the raw data's file for
+ * pread. Collective; *r is NULL on failure. Returns 0 or GP_IO_EDATASET / GP_IO_EREAD.
+ * The input must stay open until gp_h5_reader_close. */
+int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
+                      gp_h5_reader **r, char *msg, size_t msglen);
+
+/* Reads the flattened elements [off, off+cnt) into buf (cnt elements of the reader's type).
+ * posix driver: local (not collective); the error, if any, is this rank's own (GP_IO_EREAD
+ * with msg set), and the caller makes the ranks agree on it (e.g. gp_agree) before its next
+ * collective step. mpiio driver: collective, as gp_h5_read (every rank calls it the same
+ * number of times, cnt = 0 allowed; the error is agreed). Reads of any size, also past 2 GiB.
+ * Test hook: GPUPRIM_FAULT=R:pread makes rank R's posix reads fail (EIO). */
+int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char *msg,
+                      size_t msglen);
+
+/* How a reader moves the data (gp_h5_reader_how): "pread" (raw bytes straight into the
+ * buffer), "pread+convert" (raw bytes, then H5Tconvert), "hdf5" (H5Dread of the rank's
+ * hyperslab through its own open), "mpiio" (collective MPI-IO). Not collective. */
+const char *gp_h5_reader_how(const gp_h5_reader *r);
+
+/* Closes a reader (NULL: nothing). Not collective. */
+void gp_h5_reader_close(gp_h5_reader *r);
 
 /* Closes what gp_h5_open opened (collective: H5Fclose is, under the MPI-IO driver) and frees
  * in->ftype, so a gp_h5_write that uses in->ftype must come before it. */
@@ -126,6 +206,46 @@ int gp_h5_write_many(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int
 int gp_h5_write_many_staged(MPI_Comm comm, const char *path, const gp_h5_outds *ds, int nds,
                             int64_t n_total, int64_t off, int64_t cnt, int force, char *msg,
                             size_t msglen);
+
+/* gp_h5_write_many (stage = 0) or gp_h5_write_many_staged (stage = 1) with the driver `io`
+ * (GP_IO_AUTO: gp_io_choose on rank 0 for the output's folder). The same checks, rules,
+ * messages and codes with either driver, and the same data. Collective. */
+int gp_h5_write_many_io(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                        const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off,
+                        int64_t cnt, int force, char *msg, size_t msglen);
+
+/* A new output file being written: gp_h5_write_many_io cut in three, so that a program can
+ * write its part in pieces (e.g. through a few reused host buffers) instead of from one
+ * buffer. */
+typedef struct gp_h5_writer gp_h5_writer;
+
+/* Makes every check of gp_h5_write_many_io, creates the file under its temporary name with
+ * its datasets (ds[k].buf is not used; the ranks' parts [off, off+cnt) must tile
+ * [0, n_total)), reserves its blocks and guards it against signals (as gp_h5_write). With
+ * the posix driver rank 0 creates it and closes it again, and every rank opens it for
+ * pwrite at the datasets' raw offsets; with mpiio it stays open on every rank. `stage`: the
+ * finished file will be staged (gp_h5_publish) instead of renamed. Collective; *w is NULL on
+ * failure (nothing left behind). Returns 0 or GP_IO_EWRITE. */
+int gp_h5_writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                      const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off, int64_t cnt,
+                      int force, gp_h5_writer **w, char *msg, size_t msglen);
+
+/* Writes the elements [off, off+cnt) of dataset k (the order of ds at the open) from buf
+ * (cnt elements of ds[k].mem), converted to the stored type (a value outside its range is
+ * an error). The range must lie in this rank's part. posix driver: local; the error, if
+ * any, is this rank's own (gp_h5_writer_close agrees on it; after an error further writes
+ * do nothing and return it again). mpiio driver: collective (every rank calls it the same
+ * number of times, cnt = 0 allowed; the error is agreed). Writes of any size. Test hook:
+ * GPUPRIM_FAULT=R:pwrite makes rank R's posix writes fail (EIO). Returns 0 or GP_IO_EWRITE. */
+int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
+                       char *msg, size_t msglen);
+
+/* Finishes the file: the ranks agree on their write errors (the lowest failing rank's
+ * message wins); with none and !cancel rank 0 renames it to its path (or stages it), else
+ * removes it. `cancel` (the same on every rank): the caller failed in between (its own
+ * error, agreed already); the file is removed and 0 returned. Frees w. Collective. Returns
+ * 0 or GP_IO_EWRITE. */
+int gp_h5_writer_close(gp_h5_writer *w, int cancel, char *msg, size_t msglen);
 
 /* Renames the file staged by gp_h5_write_many_staged to its path (rank 0; not collective:
  * the caller shares the outcome). Returns 0, also when nothing is staged (other ranks), or

@@ -43,7 +43,8 @@ def gp_dtype_of(dt):
 
 def put_ref(outdir, name, dataset, data):
     gp = gp_dtype_of(data.dtype)
-    flat = np.ascontiguousarray(data).reshape(-1).astype(GP[gp])
+    with np.errstate(over="ignore", under="ignore"):  # long double beyond float64: inf, 0
+        flat = np.ascontiguousarray(data).reshape(-1).astype(GP[gp])
     with open(os.path.join(outdir, name + ".ref"), "wb") as f:
         f.write(flat.tobytes())
     with open(os.path.join(outdir, name + ".meta"), "w") as f:
@@ -165,6 +166,66 @@ def write_all(outdir, seed):
     with h5py.File(path("ldouble"), "w") as f:
         f.create_dataset("data", data=x)
     put_ref(outdir, "ldouble", "/data", x)
+
+    # the layouts and offsets the POSIX reader treats apart: contiguous data behind a user
+    # block (raw offsets count from the start of the file), compact, external raw storage,
+    # chunked without a filter (2-D, partial edge chunks), contiguous never written (the
+    # fill value), and contiguous conversions large enough for several pieces (float16 ->
+    # float32 widening in place, long double -> float64 narrowing through a buffer)
+    x = rng.standard_normal(50001).astype("<f4")
+    with h5py.File(path("userblock"), "w", userblock_size=4096) as f:
+        f.create_dataset("data", data=x)
+    put_ref(outdir, "userblock", "/data", x)
+
+    x = rng.integers(-2**31, 2**31, size=97, dtype=np.int64).astype("<i4")
+    with h5py.File(path("compact"), "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        d = h5py.h5d.create(f.id, b"data", h5py.h5t.STD_I32LE, h5py.h5s.create_simple(x.shape),
+                            dcpl=dcpl)
+        d.write(h5py.h5s.ALL, h5py.h5s.ALL, x)
+    put_ref(outdir, "compact", "/data", x)
+
+    x = rng.standard_normal(12345) * 1e5
+    raw = os.path.abspath(os.path.join(outdir, "external.raw"))
+    with h5py.File(path("external"), "w") as f:
+        f.create_dataset("data", shape=x.shape, dtype="<f8", external=[(raw, 0, x.nbytes)])
+        f["data"][...] = x
+    put_ref(outdir, "external", "/data", x)
+
+    x = rng.integers(0, 2**16, size=(123, 45), dtype=np.int64).astype("<u2")
+    with h5py.File(path("u16_chunk2d"), "w") as f:
+        f.create_dataset("data", data=x, chunks=(10, 7))
+    put_ref(outdir, "u16_chunk2d", "/data", x)
+
+    x = np.full(777, 3.25, dtype="<f4")
+    with h5py.File(path("unwritten"), "w") as f:
+        f.create_dataset("data", shape=x.shape, dtype="<f4", fillvalue=3.25)
+    put_ref(outdir, "unwritten", "/data", x)
+
+    x = (rng.standard_normal(600001) * 300).astype("<f2")
+    x[:4] = np.array([np.inf, -0.0, 65504.0, 6e-8], dtype="<f2")
+    with h5py.File(path("f16_big"), "w") as f:
+        f.create_dataset("data", data=x)
+    put_ref(outdir, "f16_big", "/data", x)
+
+    # magnitudes from 1e-400 to 1e400: float64's range, its overflow (inf) and underflow
+    x = rng.standard_normal(100003).astype(np.longdouble) * \
+        np.longdouble(10) ** rng.integers(-400, 400, size=100003)
+    x[:3] = [np.longdouble(1) / 3, -np.longdouble(0.0), np.longdouble(2.5)]
+    with h5py.File(path("ldouble_big"), "w") as f:
+        f.create_dataset("data", data=x)
+    put_ref(outdir, "ldouble_big", "/data", x)
+
+    # an external link (named relatively) to a contiguous dataset of another file: the raw
+    # data lie in the target file (no .meta: the default search does not follow it)
+    x = rng.standard_normal(4099)
+    with h5py.File(path("elink_target"), "w") as f:
+        f.create_dataset("g/data", data=x)
+    with h5py.File(path("elink"), "w") as f:
+        f["via"] = h5py.ExternalLink("elink_target.h5", "/g/data")
+    with open(os.path.join(outdir, "elink.ref"), "wb") as fh:
+        fh.write(x.astype("<f8").tobytes())
 
     # error cases: x/y length mismatch, scalar, a filter the C library lacks (lzf), group
     with h5py.File(path("misc_errors"), "w") as f:

@@ -1,7 +1,10 @@
 /* test_h5io.c — MPI tests of io/h5io.c against the files of tests/h5_fixtures.py.
  *
- * usage: mpirun -np P test_h5io OUTDIR [H5_FIXTURES_PY]
- * OUTDIR holds the fixtures (NAME.h5, NAME.ref, NAME.meta). With H5_FIXTURES_PY, files
+ * usage: mpirun -np P test_h5io OUTDIR [--io posix|mpiio|auto] [H5_FIXTURES_PY]
+ * OUTDIR holds the fixtures (NAME.h5, NAME.ref, NAME.meta). Every open, read and write goes
+ * through the I/O driver given by --io (default mpiio), so the same checks cover each
+ * driver; --io auto must resolve to posix on the local file systems of the tests. With
+ * H5_FIXTURES_PY, files
  * written by gp_h5_write are also read back by h5py (python: $GPUPRIM_PYTHON, default
  * /usr/bin/python3). Scratch output goes to OUTDIR/test_h5io.out.npP.PID/ (removed at the
  * end). Prints one line per check and "N passed, N failed" last; exit 0 only if every
@@ -30,6 +33,30 @@ static MPI_Comm W;
 static int rank, nranks, npass, nfail;
 static const char *outdir, *fixpy;
 static char scratch[1024];
+static gp_io_mode g_io = GP_IO_MPIIO; /* --io */
+static gp_io_mode g_want_io = GP_IO_MPIIO; /* what g_io resolves to */
+
+/* The library's calls with the driver under test. */
+static int h5open(MPI_Comm c, const char *file, const char *dset, gp_h5_input *in, char *msg,
+                  size_t msglen)
+{
+    return gp_h5_open_io(c, file, dset, g_io, in, msg, msglen);
+}
+
+static int h5write(MPI_Comm c, const char *path, const char *dset, hid_t ftype, gp_dtype mem,
+                   int64_t n, int64_t off, int64_t cnt, const void *buf, int force, char *msg,
+                   size_t msglen)
+{
+    const gp_h5_outds d = {dset, ftype, mem, buf};
+    return gp_h5_write_many_io(c, g_io, 0, path, &d, 1, n, off, cnt, force, msg, msglen);
+}
+
+static int h5write_staged(MPI_Comm c, const char *path, const gp_h5_outds *ds, int nds,
+                          int64_t n, int64_t off, int64_t cnt, int force, char *msg,
+                          size_t msglen)
+{
+    return gp_h5_write_many_io(c, g_io, 1, path, ds, nds, n, off, cnt, force, msg, msglen);
+}
 
 /* Collective: passes when ok on every rank; rank 0 prints the verdict. */
 static int check(int ok, const char *fmt, ...)
@@ -183,6 +210,65 @@ static const char *expect_desc(const char *name)
     return NULL;
 }
 
+/* How the posix driver must read each fixture (gp_h5_reader_how); "hdf5" for the others. */
+static const char *expect_how(const char *name)
+{
+    static const char *const t[][2] = {
+        {"f32_2d", "pread"},          {"i64", "pread"},         {"u64_big", "pread"},
+        {"u32_one", "pread"},         {"userblock", "pread"},   {"ambiguous", "pread"},
+        {"i32_be", "pread+convert"},  {"i16", "pread+convert"}, {"f16", "pread+convert"},
+        {"i8_cube", "pread+convert"}, {"ldouble", "pread+convert"},
+        {"f16_big", "pread+convert"}, {"ldouble_big", "pread+convert"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i][0], name) == 0) return t[i][1];
+    return "hdf5"; /* chunked, gzip, compact, external, never written, empty */
+}
+
+/* A reader opened once, many reads of random ranges: with the posix driver a different
+ * number of reads on every rank (local calls), with mpiio the same number (collective). */
+static void test_reader(const gp_h5_input *in, const char *name, gp_dtype dt)
+{
+    char msg[MSG];
+    gp_h5_reader *r = NULL;
+    int rc = gp_h5_reader_open(W, in, NULL, dt, &r, msg, sizeof msg);
+    if (!check(rc == 0 && r != NULL, "%s: reader open", name)) {
+        if (rank == 0) printf("   message: %s\n", msg);
+        return;
+    }
+    const char *want = g_want_io == GP_IO_MPIIO ? "mpiio" : expect_how(name);
+    check(strcmp(gp_h5_reader_how(r), want) == 0, "%s: read by %s (got %s)", name, want,
+          gp_h5_reader_how(r));
+    const size_t esz = gp_dtype_size(dt);
+    const int reads = g_want_io == GP_IO_MPIIO ? 4 : 2 + 3 * rank;
+    uint64_t s = 0x9e3779b97f4a7c15ull ^ (uint64_t)(rank + 1) * 0x100000001b3ull;
+    int ok = 1;
+    for (int t = 0; t < reads; t++) {
+        int64_t a = in->n ? (int64_t)(lcg(&s) % (uint64_t)(in->n + 1)) : 0;
+        int64_t b = in->n ? (int64_t)(lcg(&s) % (uint64_t)(in->n + 1)) : 0;
+        if (a > b) { int64_t z = a; a = b; b = z; }
+        unsigned char *got = malloc(b > a ? (size_t)(b - a) * esz : 1);
+        unsigned char *ref = read_ref(name, esz, a, b - a);
+        memset(got, 0xa5, b > a ? (size_t)(b - a) * esz : 1); /* poison */
+        rc = gp_h5_reader_read(r, a, b - a, got, msg, sizeof msg);
+        if (rc) why("%s: reader [%lld, %lld): %s", name, (long long)a, (long long)b, msg);
+        ok &= rc == 0 && ref && same_bytes(got, ref, dt, gp_dtype_is_float(dt), b - a, a, name);
+        free(got);
+        free(ref);
+    }
+    check(ok, "%s: reader, %s reads of random ranges", name,
+          g_want_io == GP_IO_MPIIO ? "4 collective" : "2 + 3 rank local");
+    /* a range past the end: this rank's own error, the reader still usable */
+    if (g_want_io != GP_IO_MPIIO && in->n > 0) {
+        unsigned char one[16];
+        rc = gp_h5_reader_read(r, rank == 0 ? in->n : 0, 1, one, msg, sizeof msg);
+        int good = rank == 0 ? rc == GP_IO_EREAD && strstr(msg, "outside") != NULL : rc == 0;
+        rc = gp_h5_reader_read(r, in->n - 1, 1, one, msg, sizeof msg);
+        check(good && rc == 0, "%s: reader: a range past the end fails on its rank only", name);
+    }
+    gp_h5_reader_close(r);
+}
+
 /* ---- one fixture ------------------------------------------------------------------------ */
 
 static void test_fixture(const char *name, const char *mdset, gp_dtype mdt, int64_t mn)
@@ -192,7 +278,7 @@ static void test_fixture(const char *name, const char *mdset, gp_dtype mdt, int6
     snprintf(file, sizeof file, "%s/%s.h5", outdir, name);
 
     /* default dataset: either found, or ambiguous with the right one among the candidates */
-    int rc = gp_h5_open(W, file, NULL, &in, msg, sizeof msg);
+    int rc = h5open(W, file, NULL, &in, msg, sizeof msg);
     if (rc == 0) {
         check(strcmp(in.dataset, mdset) == 0, "%s: default dataset is %s (got %s)", name, mdset,
               in.dataset);
@@ -203,7 +289,7 @@ static void test_fixture(const char *name, const char *mdset, gp_dtype mdt, int6
     }
 
     /* explicit relative name */
-    rc = gp_h5_open(W, file, mdset + 1, &in, msg, sizeof msg);
+    rc = h5open(W, file, mdset + 1, &in, msg, sizeof msg);
     if (!check(rc == 0, "%s: open '%s'", name, mdset + 1)) {
         if (rank == 0) printf("   message: %s\n", msg);
         return;
@@ -217,6 +303,8 @@ static void test_fixture(const char *name, const char *mdset, gp_dtype mdt, int6
           (long long)in.n, (long long)prod, (long long)mn);
     const char *wd = expect_desc(name);
     if (wd) check(strcmp(in.type_desc, wd) == 0, "%s: type '%s' (want '%s')", name, in.type_desc, wd);
+    check(in.io == g_want_io, "%s: opened with the %s driver (got %s)", name,
+          gp_io_mode_name(g_want_io), gp_io_mode_name(in.io));
     if (strcmp(name, "f32_2d") == 0)
         check(in.ndims == 2 && in.dims[0] == 333 && in.dims[1] == 77, "%s: shape 333x77", name);
     if (strcmp(name, "i8_cube") == 0)
@@ -271,6 +359,7 @@ static void test_fixture(const char *name, const char *mdset, gp_dtype mdt, int6
         ok &= read_matches(&in, NULL, name, mdt, a, b - a, msg);
     }
     check(ok, "%s: random disjoint ranges", name);
+    test_reader(&in, name, mdt);
     gp_h5_close(&in);
 }
 
@@ -282,20 +371,20 @@ static void test_open_errors(void)
     gp_h5_input in;
 
     snprintf(file, sizeof file, "%s/ambiguous.h5", outdir);
-    int rc = gp_h5_open(W, file, NULL, &in, msg, sizeof msg);
+    int rc = h5open(W, file, NULL, &in, msg, sizeof msg);
     expect_fail("ambiguous default dataset", rc, GP_IO_EDATASET, msg,
                 "2 numeric datasets, choose one with --dataset: /a, /b", (char *)NULL);
     check(!strstr(msg, "/s"), "ambiguous: the string dataset is not a candidate");
-    rc = gp_h5_open(W, file, "/s", &in, msg, sizeof msg);
+    rc = h5open(W, file, "/s", &in, msg, sizeof msg);
     expect_fail("string dataset", rc, GP_IO_EDATASET, msg,
                 "/s: unsupported element class string (need integer or float)", (char *)NULL);
 
     snprintf(file, sizeof file, "%s/no_such_file.h5", outdir);
-    rc = gp_h5_open(W, file, NULL, &in, msg, sizeof msg);
+    rc = h5open(W, file, NULL, &in, msg, sizeof msg);
     expect_fail("missing file", rc, GP_IO_EOPEN, msg, "no_such_file.h5: cannot open",
                 "No such file or directory", (char *)NULL);
 
-    rc = gp_h5_open(W, outdir, NULL, &in, msg, sizeof msg);
+    rc = h5open(W, outdir, NULL, &in, msg, sizeof msg);
     expect_fail("directory as file", rc, GP_IO_EOPEN, msg, "Is a directory", (char *)NULL);
 
     snprintf(file, sizeof file, "%s/junk.bin", scratch);
@@ -307,28 +396,28 @@ static void test_open_errors(void)
         }
     }
     MPI_Barrier(W);
-    rc = gp_h5_open(W, file, NULL, &in, msg, sizeof msg);
+    rc = h5open(W, file, NULL, &in, msg, sizeof msg);
     expect_fail("not an HDF5 file", rc, GP_IO_EOPEN, msg, "not an HDF5 file",
                 "signature", (char *)NULL);
 
     snprintf(file, sizeof file, "%s/f64_gzip.h5", outdir);
-    rc = gp_h5_open(W, file, "/x", &in, msg, sizeof msg);
+    rc = h5open(W, file, "/x", &in, msg, sizeof msg);
     expect_fail("missing dataset", rc, GP_IO_EDATASET, msg, "f64_gzip.h5: /x: no such dataset",
                 (char *)NULL);
-    rc = gp_h5_open(W, file, "g/h/x", &in, msg, sizeof msg);
+    rc = h5open(W, file, "g/h/x", &in, msg, sizeof msg);
     expect_fail("missing dataset in a missing group", rc, GP_IO_EDATASET, msg,
                 "/g/h/x: no such dataset", (char *)NULL);
 
     snprintf(file, sizeof file, "%s/i8_cube.h5", outdir);
-    rc = gp_h5_open(W, file, "/g", &in, msg, sizeof msg);
+    rc = h5open(W, file, "/g", &in, msg, sizeof msg);
     expect_fail("group instead of dataset", rc, GP_IO_EDATASET, msg, "/g: not a dataset",
                 (char *)NULL);
 
     snprintf(file, sizeof file, "%s/misc_errors.h5", outdir);
-    rc = gp_h5_open(W, file, "scalar", &in, msg, sizeof msg);
+    rc = h5open(W, file, "scalar", &in, msg, sizeof msg);
     expect_fail("scalar dataset", rc, GP_IO_EDATASET, msg,
                 "/scalar: scalar dataspace (need an array)", (char *)NULL);
-    rc = gp_h5_open(W, file, NULL, &in, msg, sizeof msg);
+    rc = h5open(W, file, NULL, &in, msg, sizeof msg);
     /* /scalar is numeric but no array: not a candidate */
     expect_fail("several numeric datasets", rc, GP_IO_EDATASET, msg,
                 "3 numeric datasets, choose one with --dataset: /lzf, /x, /y", (char *)NULL);
@@ -342,7 +431,7 @@ static void test_read_errors(void)
     int64_t off, cnt;
 
     snprintf(file, sizeof file, "%s/misc_errors.h5", outdir);
-    int rc = gp_h5_open(W, file, "/y", &in, msg, sizeof msg);
+    int rc = h5open(W, file, "/y", &in, msg, sizeof msg);
     if (!check(rc == 0, "misc_errors: open /y")) return;
     gp_shard_range(in.n, nranks, rank, &off, &cnt);
     rc = gp_h5_read(W, &in, "x", GP_F64, off, cnt, buf, msg, sizeof msg);
@@ -358,7 +447,7 @@ static void test_read_errors(void)
     check(rc == 0, "reading again after errors");
     gp_h5_close(&in);
 
-    rc = gp_h5_open(W, file, "/lzf", &in, msg, sizeof msg);
+    rc = h5open(W, file, "/lzf", &in, msg, sizeof msg);
     if (!check(rc == 0, "misc_errors: open /lzf (filter checked at read time)")) return;
     float *fb = malloc(1000 * sizeof(float));
     gp_shard_range(in.n, nranks, rank, &off, &cnt);
@@ -370,7 +459,7 @@ static void test_read_errors(void)
 
     /* x through a soft link to the same data: a different path, read as f64 */
     snprintf(file, sizeof file, "%s/i8_cube.h5", outdir);
-    rc = gp_h5_open(W, file, NULL, &in, msg, sizeof msg);
+    rc = h5open(W, file, NULL, &in, msg, sizeof msg);
     if (!check(rc == 0, "i8_cube: open default")) return;
     gp_shard_range(in.n, nranks, rank, &off, &cnt);
     int32_t *want = (int32_t *)read_ref("i8_cube", 4, off, cnt);
@@ -381,7 +470,7 @@ static void test_read_errors(void)
     check(ok, "x via a soft link, converted to f64");
     free(want);
     gp_h5_close(&in);
-    rc = gp_h5_open(W, file, "cube_link", &in, msg, sizeof msg);
+    rc = h5open(W, file, "cube_link", &in, msg, sizeof msg);
     check(rc == 0 && strcmp(in.dataset, "/cube_link") == 0 && in.ndims == 3,
           "open through a soft link");
     if (rc == 0) gp_h5_close(&in);
@@ -440,13 +529,13 @@ static void round_trip(const char *name, const char *dset_in, gp_dtype as, int k
     gp_h5_input in, back;
     int64_t off, cnt;
     snprintf(file, sizeof file, "%s/%s.h5", outdir, name);
-    int rc = gp_h5_open(W, file, dset_in, &in, msg, sizeof msg);
+    int rc = h5open(W, file, dset_in, &in, msg, sizeof msg);
     if (!check(rc == 0, "round trip %s: open", name)) return;
     gp_shard_range(in.n, nranks, rank, &off, &cnt);
     size_t esz = gp_dtype_size(as);
     void *buf = malloc(cnt ? (size_t)cnt * esz : 1);
     rc = gp_h5_read(W, &in, NULL, as, off, cnt, buf, msg, sizeof msg);
-    rc = rc ? rc : gp_h5_write(W, out, dset_out, keep_type ? in.ftype : H5I_INVALID_HID, as,
+    rc = rc ? rc : h5write(W, out, dset_out, keep_type ? in.ftype : H5I_INVALID_HID, as,
                                in.n, off, cnt, buf, 0, msg, sizeof msg);
     if (rc) why("round trip %s: %s", name, msg);
     check(rc == 0, "round trip %s -> %s:%s", name, out, dset_out);
@@ -455,7 +544,7 @@ static void round_trip(const char *name, const char *dset_in, gp_dtype as, int k
     free(buf);
     if (rc) return;
 
-    rc = gp_h5_open(W, out, NULL, &back, msg, sizeof msg);
+    rc = h5open(W, out, NULL, &back, msg, sizeof msg);
     if (!check(rc == 0, "round trip %s: reopen", name)) return;
     char absd[1100];
     snprintf(absd, sizeof absd, "%s%s", dset_out[0] == '/' ? "" : "/", dset_out);
@@ -482,6 +571,12 @@ static void test_write(void)
     round_trip("i16", NULL, GP_I32, 1, a, "/out/data", "int16 little-endian", "<i2");
     round_trip("f64_gzip", NULL, GP_F64, 0, b, "data", "float64 little-endian", "<f8");
     round_trip("i32_be", NULL, GP_I32, 1, c, "/data", "int32 big-endian", ">i4");
+    /* conversions in several pieces: float32 -> float16, float64 -> long double */
+    snprintf(a, sizeof a, "%s/rt_f16.h5", scratch);
+    snprintf(b, sizeof b, "%s/rt_ld.h5", scratch);
+    round_trip("f16_big", NULL, GP_F32, 1, a, "/h", "float16 little-endian", "<f2");
+    round_trip("ldouble_big", NULL, GP_F64, 1, b, "/ld", "float80 (16 bytes) little-endian",
+               "<f16");
 }
 
 static void test_write_errors(void)
@@ -496,7 +591,7 @@ static void test_write_errors(void)
     struct stat before, after;
     int have = rank == 0 ? stat(a, &before) == 0 : 1;
     gp_shard_range(50, nranks, rank, &off, &cnt);
-    int rc = gp_h5_write(W, a, "/v", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 0, msg,
+    int rc = h5write(W, a, "/v", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 0, msg,
                          sizeof msg);
     expect_fail("existing output without force", rc, GP_IO_EWRITE, msg, "rt_i16.h5: exists",
                 (char *)NULL);
@@ -507,11 +602,11 @@ static void test_write_errors(void)
     check(tmp_left() == 0, "no temporary file after the refusal");
 
     /* with force it is replaced */
-    rc = gp_h5_write(W, a, "/v", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 1, msg,
+    rc = h5write(W, a, "/v", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 1, msg,
                      sizeof msg);
     if (rc) why("force: %s", msg);
     gp_h5_input in;
-    int rc2 = rc ? rc : gp_h5_open(W, a, NULL, &in, msg, sizeof msg);
+    int rc2 = rc ? rc : h5open(W, a, NULL, &in, msg, sizeof msg);
     int ok = rc2 == 0 && in.n == 50 && strcmp(in.dataset, "/v") == 0 && in.dtype == GP_F64;
     if (rc2 == 0) {
         double got[64];
@@ -526,32 +621,32 @@ static void test_write_errors(void)
 
     /* failures after the file was created leave nothing */
     snprintf(p, sizeof p, "%s/bad_dset.h5", scratch);
-    rc = gp_h5_write(W, p, "/", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 0, msg,
+    rc = h5write(W, p, "/", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 0, msg,
                      sizeof msg);
     expect_fail("dataset that cannot be created", rc, GP_IO_EWRITE, msg, "bad_dset.h5: /: ",
                 (char *)NULL);
     check(!exists(p) && tmp_left() == 0, "nothing left after a failed create");
 
     snprintf(p, sizeof p, "%s/no/such/dir/out.h5", scratch);
-    rc = gp_h5_write(W, p, "/v", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 0, msg,
+    rc = h5write(W, p, "/v", H5I_INVALID_HID, GP_F64, 50, off, cnt, v + off, 0, msg,
                      sizeof msg);
     expect_fail("output folder missing", rc, GP_IO_EWRITE, msg, "No such file or directory",
                 (char *)NULL);
 
     snprintf(p, sizeof p, "%s/overlap.h5", scratch);
-    rc = gp_h5_write(W, p, "/v", H5I_INVALID_HID, GP_F64, 50, 0, rank == 0 ? 50 : 1, v, 0, msg,
+    rc = h5write(W, p, "/v", H5I_INVALID_HID, GP_F64, 50, 0, rank == 0 ? 50 : 1, v, 0, msg,
                      sizeof msg);
     if (nranks > 1) {
         expect_fail("parts that overlap", rc, GP_IO_EWRITE, msg, "do not cover", (char *)NULL);
         check(!exists(p) && tmp_left() == 0, "nothing left after a tiling error");
     }
-    rc = gp_h5_write(W, p, "/v", H5I_INVALID_HID, GP_F64, 50, 0, 0, v, 1, msg, sizeof msg);
+    rc = h5write(W, p, "/v", H5I_INVALID_HID, GP_F64, 50, 0, 0, v, 1, msg, sizeof msg);
     expect_fail("parts that leave a gap", rc, GP_IO_EWRITE, msg, "do not cover", (char *)NULL);
 
     /* type that cannot be stored */
     hid_t st = H5Tcopy(H5T_C_S1);
     snprintf(p, sizeof p, "%s/strtype.h5", scratch);
-    rc = gp_h5_write(W, p, "/v", st, GP_F64, 50, off, cnt, v + off, 0, msg, sizeof msg);
+    rc = h5write(W, p, "/v", st, GP_F64, 50, off, cnt, v + off, 0, msg, sizeof msg);
     H5Tclose(st);
     expect_fail("string stored type", rc, GP_IO_EWRITE, msg, "integer or float", (char *)NULL);
 
@@ -560,15 +655,15 @@ static void test_write_errors(void)
     int32_t iv[64];
     for (int i = 0; i < 64; i++) iv[i] = i == 37 ? 40000 : i - 20;
     gp_shard_range(64, nranks, rank, &off, &cnt);
-    rc = gp_h5_write(W, p, "/v", H5T_STD_I16LE, GP_I32, 64, off, cnt, iv + off, 0, msg,
+    rc = h5write(W, p, "/v", H5T_STD_I16LE, GP_I32, 64, off, cnt, iv + off, 0, msg,
                      sizeof msg);
     expect_fail("value out of range of the stored type", rc, GP_IO_EWRITE, msg,
                 "range.h5: /v: write failed: a value is outside the range", (char *)NULL);
     check(!exists(p) && tmp_left() == 0, "nothing left after a failed write");
     for (int i = 0; i < 64; i++) iv[i] = i * 1000 - 32000;
-    rc = gp_h5_write(W, p, "/v", H5T_STD_I16BE, GP_I32, 64, off, cnt, iv + off, 0, msg,
+    rc = h5write(W, p, "/v", H5T_STD_I16BE, GP_I32, 64, off, cnt, iv + off, 0, msg,
                      sizeof msg);
-    rc2 = rc ? rc : gp_h5_open(W, p, NULL, &in, msg, sizeof msg);
+    rc2 = rc ? rc : h5open(W, p, NULL, &in, msg, sizeof msg);
     ok = rc2 == 0 && strcmp(in.type_desc, "int16 big-endian") == 0;
     if (rc2 == 0) {
         int32_t got[64];
@@ -581,9 +676,9 @@ static void test_write_errors(void)
     /* everything on the last rank, n = 0 on an unusual dataset path */
     snprintf(p, sizeof p, "%s/uneven.h5", scratch);
     int last = rank == nranks - 1;
-    rc = gp_h5_write(W, p, "a/b/c", H5I_INVALID_HID, GP_F64, 64, 0, last ? 64 : 0, v, 0, msg,
+    rc = h5write(W, p, "a/b/c", H5I_INVALID_HID, GP_F64, 64, 0, last ? 64 : 0, v, 0, msg,
                      sizeof msg);
-    rc2 = rc ? rc : gp_h5_open(W, p, NULL, &in, msg, sizeof msg);
+    rc2 = rc ? rc : h5open(W, p, NULL, &in, msg, sizeof msg);
     ok = rc2 == 0 && strcmp(in.dataset, "/a/b/c") == 0 && in.n == 64;
     if (rc2 == 0) {
         double got[64];
@@ -595,8 +690,8 @@ static void test_write_errors(void)
     check(ok, "write with every element on the last rank");
 
     snprintf(p, sizeof p, "%s/empty.h5", scratch);
-    rc = gp_h5_write(W, p, "/e", H5I_INVALID_HID, GP_U64, 0, 0, 0, NULL, 0, msg, sizeof msg);
-    rc2 = rc ? rc : gp_h5_open(W, p, NULL, &in, msg, sizeof msg);
+    rc = h5write(W, p, "/e", H5I_INVALID_HID, GP_U64, 0, 0, 0, NULL, 0, msg, sizeof msg);
+    rc2 = rc ? rc : h5open(W, p, NULL, &in, msg, sizeof msg);
     ok = rc2 == 0 && in.n == 0 && in.ndims == 1 && in.dtype == GP_U64;
     if (rc2 == 0) {
         ok = ok && gp_h5_read(W, &in, NULL, GP_U64, 0, 0, NULL, msg, sizeof msg) == 0;
@@ -622,18 +717,18 @@ static void test_staged(void)
     gp_shard_range(64, nranks, rank, &off, &cnt);
     const gp_h5_outds d = {"/s", H5I_INVALID_HID, GP_F64, v + off};
 
-    int rc = gp_h5_write_many_staged(W, p, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
+    int rc = h5write_staged(W, p, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
     if (rc) why("staged: %s", msg);
     check(rc == 0 && !exists(p) && exists(tmp), "staged write: only the temporary file exists");
     /* a second one while the first is staged: refused, the first kept */
-    rc = gp_h5_write_many_staged(W, q, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
+    rc = h5write_staged(W, q, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
     expect_fail("a second staged write", rc, GP_IO_EWRITE, msg, "staged already", (char *)NULL);
     check(!exists(q) && exists(tmp), "the second staged write left nothing, the first is kept");
     rc = rank == 0 ? gp_h5_publish(msg, sizeof msg) : 0;
     if (rc) why("publish: %s", msg);
     check(rc == 0 && exists(p) && !exists(tmp), "publish renames it to its path");
     gp_h5_input in;
-    int rc2 = gp_h5_open(W, p, NULL, &in, msg, sizeof msg);
+    int rc2 = h5open(W, p, NULL, &in, msg, sizeof msg);
     int ok = rc2 == 0 && in.n == 64 && strcmp(in.dataset, "/s") == 0;
     if (rc2 == 0) {
         double got[64];
@@ -646,13 +741,176 @@ static void test_staged(void)
     check(rc == 0 && (rank != 0 || msg[0] == '\0'), "publish with nothing staged: 0, no message");
 
     /* discarded: nothing left, and the next staged write is allowed again */
-    rc = gp_h5_write_many_staged(W, q, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
+    rc = h5write_staged(W, q, &d, 1, 64, off, cnt, 0, msg, sizeof msg);
     if (rc) why("staged 2: %s", msg);
     if (rank == 0) gp_h5_discard(msg, sizeof msg);
     MPI_Barrier(W);
     check(rc == 0 && !exists(q) && !exists(tmp), "discard removes the staged file");
     if (rank == 0) gp_h5_discard(NULL, 0); /* nothing staged: a no-op */
     check(tmp_left() == 0, "no temporary files after the staged writes");
+}
+
+/* A dataset behind an external link: its raw data lie in the link's target file. */
+static void test_elink(void)
+{
+    char file[1100], msg[MSG];
+    gp_h5_input in;
+    snprintf(file, sizeof file, "%s/elink.h5", outdir);
+    int rc = h5open(W, file, "via", &in, msg, sizeof msg);
+    if (!check(rc == 0 && in.n == 4099 && in.dtype == GP_F64, "elink: open /via")) {
+        if (rank == 0) printf("   message: %s\n", msg);
+        return;
+    }
+    int64_t off, cnt;
+    gp_shard_range(in.n, nranks, rank, &off, &cnt);
+    check(read_matches(&in, NULL, "elink", GP_F64, off, cnt, msg), "elink: shards bit-exact");
+    gp_h5_reader *r = NULL;
+    rc = gp_h5_reader_open(W, &in, NULL, GP_F64, &r, msg, sizeof msg);
+    check(rc == 0 && strcmp(gp_h5_reader_how(r), g_want_io == GP_IO_MPIIO ? "mpiio" : "pread") == 0,
+          "elink: read by %s", rc == 0 ? gp_h5_reader_how(r) : msg);
+    gp_h5_reader_close(r);
+    gp_h5_close(&in);
+}
+
+/* Reads dataset dset of file (n elements as dt) on rank 0 and compares with want. */
+static int file_holds(const char *file, const char *dset, gp_dtype dt, int64_t n,
+                      const void *want)
+{
+    char msg[MSG];
+    gp_h5_input in;
+    int ok = h5open(W, file, dset, &in, msg, sizeof msg) == 0 && in.n == n && in.dtype == dt;
+    if (ok) {
+        const size_t esz = gp_dtype_size(dt);
+        unsigned char *got = malloc(n > 0 ? (size_t)n * esz : 1);
+        ok = got && gp_h5_read(W, &in, NULL, dt, 0, rank == 0 ? n : 0, got, msg, sizeof msg) == 0 &&
+             (rank != 0 || memcmp(got, want, (size_t)n * esz) == 0);
+        free(got);
+        gp_h5_close(&in);
+    }
+    if (!ok) why("%s:%s: %s", file, dset, msg);
+    return ok;
+}
+
+/* The writer object: several datasets written in pieces of random sizes in random order
+ * (posix: a different number of local calls on every rank; mpiio: the same number,
+ * collective), converted where stored otherwise; a cancelled one and a failing one leave
+ * nothing. */
+static void test_writer(void)
+{
+    enum { N = 100003 };
+    char p[1200], msg[MSG];
+    double *v = malloc(N * sizeof *v);
+    int32_t *iv = malloc(N * sizeof *iv);
+    float *fv = malloc(N * sizeof *fv);
+    uint64_t s = 0xfeedull;
+    for (int i = 0; i < N; i++) {
+        v[i] = (double)(int64_t)lcg(&s) * 1e-9;
+        iv[i] = (int32_t)(lcg(&s) % 65536) - 32768;
+        fv[i] = (float)((int)(lcg(&s) % 4001) - 2000) * 0.25f; /* exact in float16 */
+    }
+    int64_t off, cnt;
+    gp_shard_range(N, nranks, rank, &off, &cnt);
+    /* IEEE binary16, little-endian (HDF5 1.10 predefines none) */
+    hid_t f16 = H5Tcopy(H5T_IEEE_F32LE);
+    if (f16 < 0 || H5Tset_fields(f16, 15, 10, 5, 0, 10) < 0 || H5Tset_precision(f16, 16) < 0 ||
+        H5Tset_size(f16, 2) < 0 || H5Tset_ebias(f16, 15) < 0)
+        why("cannot make a float16 type");
+    const gp_h5_outds ds[3] = {{"/v", H5I_INVALID_HID, GP_F64, NULL},
+                               {"/g/i16", H5T_STD_I16BE, GP_I32, NULL},
+                               {"/h", f16, GP_F32, NULL}};
+    const void *src[3] = {v, iv, fv};
+    snprintf(p, sizeof p, "%s/writer.h5", scratch);
+    gp_h5_writer *w = NULL;
+    int rc = gp_h5_writer_open(W, g_io, 0, p, ds, 3, N, off, cnt, 0, &w, msg, sizeof msg);
+    if (!check(rc == 0 && w, "writer: open %s", msg)) goto out;
+    /* pieces: k = 0..K-1 of each dataset, in a shuffled order */
+    const int K = g_want_io == GP_IO_MPIIO ? 7 : 3 + 2 * rank;
+    int order[3 * 16], nord = 0;
+    for (int i = 0; i < 3 * K; i++) order[nord++] = i;
+    for (int i = nord - 1; i > 0 && g_want_io != GP_IO_MPIIO; i--) {
+        int j = (int)(lcg(&s) % (uint64_t)(i + 1)), z = order[i];
+        order[i] = order[j];
+        order[j] = z;
+    }
+    for (int i = 0; i < nord && rc == 0; i++) {
+        const int k = order[i] / K, piece = order[i] % K;
+        const int64_t lo = off + cnt * piece / K, hi = off + cnt * (piece + 1) / K;
+        const size_t esz = gp_dtype_size(ds[k].mem);
+        rc = gp_h5_writer_write(w, k, lo, hi - lo, (const char *)src[k] + (size_t)lo * esz, msg,
+                                sizeof msg);
+    }
+    if (rc) why("writer: %s", msg);
+    rc = gp_h5_writer_close(w, 0, msg, sizeof msg);
+    check(rc == 0, "writer: %d pieces of 3 datasets written and closed (%s)", nord, msg);
+    check(file_holds(p, "/v", GP_F64, N, v) && file_holds(p, "/g/i16", GP_I32, N, iv) &&
+              file_holds(p, "/h", GP_F32, N, fv),
+          "writer: the three datasets read back bit-exact");
+    check(tmp_left() == 0, "writer: no temporary file left");
+
+    /* cancelled after some writes: nothing left, 0 returned */
+    snprintf(p, sizeof p, "%s/writer_cancel.h5", scratch);
+    rc = gp_h5_writer_open(W, g_io, 0, p, ds, 1, N, off, cnt, 0, &w, msg, sizeof msg);
+    if (rc == 0) rc = gp_h5_writer_write(w, 0, off, cnt / 2, v + off, msg, sizeof msg);
+    rc |= gp_h5_writer_close(w, 1, msg, sizeof msg);
+    check(rc == 0 && !exists(p) && tmp_left() == 0, "writer: cancelled, nothing left");
+
+    /* one rank writes outside its part (posix: only that rank knows until the close) */
+    snprintf(p, sizeof p, "%s/writer_bad.h5", scratch);
+    rc = gp_h5_writer_open(W, g_io, 0, p, ds, 1, N, off, cnt, 0, &w, msg, sizeof msg);
+    if (rc == 0) {
+        const int bad = rank == nranks - 1;
+        gp_h5_writer_write(w, 0, bad ? off + cnt : off, bad ? 1 : cnt, v, msg, sizeof msg);
+        rc = gp_h5_writer_close(w, 0, msg, sizeof msg);
+    }
+    expect_fail("writer: a write outside the rank's part", rc, GP_IO_EWRITE, msg,
+                "writer_bad.h5: /v: elements", "outside this rank's part", (char *)NULL);
+    check(!exists(p) && tmp_left() == 0, "writer: nothing left after the failed write");
+out:
+    H5Tclose(f16);
+    free(v);
+    free(iv);
+    free(fv);
+}
+
+/* GPUPRIM_FAULT=R:pread / R:pwrite: the posix driver's system calls fail (EIO) on the last
+ * rank only; every rank reports it, and a write leaves nothing. (mpiio ignores them.) */
+static void test_faults(void)
+{
+    char p[1200], file[1100], msg[MSG], fault[32];
+    double v[64] = {0};
+    int64_t off, cnt;
+    gp_h5_input in;
+    snprintf(fault, sizeof fault, "%d:pread", nranks - 1);
+    snprintf(file, sizeof file, "%s/f32_2d.h5", outdir);
+    if (h5open(W, file, NULL, &in, msg, sizeof msg) != 0) {
+        check(0, "faults: open f32_2d: %s", msg);
+        return;
+    }
+    gp_shard_range(in.n, nranks, rank, &off, &cnt);
+    float *buf = malloc((size_t)(cnt ? cnt : 1) * sizeof *buf);
+    setenv("GPUPRIM_FAULT", fault, 1);
+    int rc = gp_h5_read(W, &in, NULL, GP_F32, off, cnt, buf, msg, sizeof msg);
+    if (g_want_io == GP_IO_POSIX)
+        expect_fail("injected EIO in pread", rc, GP_IO_EREAD, msg, "f32_2d.h5: /data: read failed",
+                    strerror(EIO), (char *)NULL);
+    else
+        check(rc == 0, "mpiio ignores GPUPRIM_FAULT=R:pread");
+    free(buf);
+    gp_h5_close(&in);
+
+    snprintf(fault, sizeof fault, "%d:pwrite", nranks - 1);
+    setenv("GPUPRIM_FAULT", fault, 1);
+    snprintf(p, sizeof p, "%s/fault.h5", scratch);
+    gp_shard_range(64, nranks, rank, &off, &cnt);
+    rc = h5write(W, p, "/v", H5T_STD_I16LE, GP_F64, 64, off, cnt, v + off, 0, msg, sizeof msg);
+    if (g_want_io == GP_IO_POSIX) {
+        expect_fail("injected EIO in pwrite", rc, GP_IO_EWRITE, msg, "fault.h5: /v: write failed",
+                    strerror(EIO), (char *)NULL);
+        check(!exists(p) && tmp_left() == 0, "nothing left after the failed pwrite");
+    } else {
+        check(rc == 0, "mpiio ignores GPUPRIM_FAULT=R:pwrite");
+    }
+    unsetenv("GPUPRIM_FAULT");
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
@@ -681,13 +939,20 @@ int main(int argc, char **argv)
     W = MPI_COMM_WORLD;
     MPI_Comm_rank(W, &rank);
     MPI_Comm_size(W, &nranks);
-    if (argc < 2 || argc > 3) {
-        if (rank == 0) fprintf(stderr, "usage: test_h5io OUTDIR [H5_FIXTURES_PY]\n");
+    int a = 2;
+    if (argc >= 4 && strcmp(argv[2], "--io") == 0) {
+        if (gp_io_mode_parse(argv[3], &g_io) != 0) argc = 0; /* usage */
+        a = 4;
+    }
+    if (argc < 2 || argc > a + 1) {
+        if (rank == 0) fprintf(stderr, "usage: test_h5io OUTDIR [--io posix|mpiio|auto] [H5_FIXTURES_PY]\n");
         MPI_Finalize();
         return 2;
     }
     outdir = argv[1];
-    fixpy = argc == 3 ? argv[2] : NULL;
+    fixpy = argc == a + 1 ? argv[a] : NULL;
+    g_want_io = g_io == GP_IO_MPIIO ? GP_IO_MPIIO : GP_IO_POSIX;
+    if (rank == 0) printf("driver: --io %s\n", gp_io_mode_name(g_io));
     /* a scratch folder of this run only: CTest may run several P at once on one OUTDIR */
     long pid0 = (long)getpid();
     MPI_Bcast(&pid0, 1, MPI_LONG, 0, W);
@@ -743,6 +1008,9 @@ int main(int argc, char **argv)
     test_write();
     test_write_errors();
     test_staged();
+    test_elink();
+    test_writer();
+    test_faults();
 
     /* every file, dataset and group that gp_h5_* opened (error paths included) is closed */
     ssize_t open_objs = H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL);
