@@ -29,6 +29,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "gp_iodriver.h"
 #include "gp_kernels.h"
 
 /* error codes (also used as the program's exit codes, see src/cli.h) */
@@ -40,38 +41,6 @@
 
 #define GP_H5_MAXDIMS 32
 #define GP_H5_PATHLEN 1024
-
-/* ---- the I/O driver ---------------------------------------------------------------------- */
-
-/* The driver of a file's data transfers (--io): GP_IO_AUTO is resolved per file by
- * gp_io_choose; GP_IO_POSIX and GP_IO_MPIIO as described above. */
-typedef enum gp_io_mode { GP_IO_AUTO = 0, GP_IO_POSIX = 1, GP_IO_MPIIO = 2 } gp_io_mode;
-
-/* "auto", "posix", "mpiio" ("?" for another value). Not collective. */
-const char *gp_io_mode_name(gp_io_mode m);
-
-/* Parses "auto", "posix" or "mpiio" into *m; returns 0, or -1 (*m unchanged). */
-int gp_io_mode_parse(const char *s, gp_io_mode *m);
-
-/* What gp_io_choose looks at, read once from the system (gp_io_env_of). */
-typedef struct gp_io_env {
-    int have_fs;            /* statfs of the path succeeded */
-    unsigned long fs_magic; /* its f_type (the file system's magic number) */
-} gp_io_env;
-
-/* statfs(path) into *env (path: an input file, or the folder of an output). Not collective. */
-void gp_io_env_of(const char *path, gp_io_env *env);
-
-/* The name of a parallel file system by its statfs magic ("lustre", "gpfs", "beegfs",
- * "orangefs", "panfs"), else NULL. Pure. */
-const char *gp_io_parallel_fs(unsigned long fs_magic);
-
-/* The driver for a file: `requested` unless it is GP_IO_AUTO; auto gives GP_IO_MPIIO on a
- * parallel file system (gp_io_parallel_fs: there collective buffering and MPI-IO's hints
- * can pay, and every rank opening the file on its own loads the metadata servers) and
- * GP_IO_POSIX elsewhere (a local disk, tmpfs, NFS, an unknown type, or env NULL / statfs
- * failed). Pure: returns GP_IO_POSIX or GP_IO_MPIIO. */
-gp_io_mode gp_io_choose(gp_io_mode requested, const gp_io_env *env);
 
 /* An open input dataset. */
 typedef struct gp_h5_input {
@@ -95,6 +64,16 @@ typedef struct gp_h5_input {
  * the environment. gpuprim_mpi and gpuprim_gen call it; other MPI implementations ignore
  * the variable. */
 void gp_h5_mpi_io_env(void);
+
+/* Call once at the start of a program that reads chunked, filtered datasets (before any
+ * large allocation; not collective). HDF5's filter pipeline (gzip, shuffle, ...) allocates
+ * and frees a buffer of a chunk's size for every chunk it reads; glibc maps blocks above its
+ * mmap threshold afresh each time and unmaps them when freed, so every chunk's pages are
+ * faulted in and zeroed again (measured: gzip reads of 4 MiB chunks 1.3-1.8x slower on the
+ * 2-core test machine). This keeps blocks of up to 32 MiB (glibc's largest threshold) on
+ * the heap and freed heap memory in the process up to 1 GiB (mallopt M_MMAP_THRESHOLD,
+ * M_TRIM_THRESHOLD); other C libraries ignore it. gpuprim_mpi calls it. */
+void gp_h5_malloc_tune(void);
 
 /* The checks gp_h5_write makes of `path` before it writes anything, for a program to make
  * before its work: a name of 1 to GP_H5_PATHLEN-1 bytes; not a directory, symbolic link,
@@ -239,6 +218,9 @@ int gp_h5_writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
  * GPUPRIM_FAULT=R:pwrite makes rank R's posix writes fail (EIO). Returns 0 or GP_IO_EWRITE. */
 int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
                        char *msg, size_t msglen);
+
+/* The driver a writer writes with (GP_IO_POSIX or GP_IO_MPIIO; auto resolved). Local. */
+gp_io_mode gp_h5_writer_io(const gp_h5_writer *w);
 
 /* Finishes the file: the ranks agree on their write errors (the lowest failing rank's
  * message wins); with none and !cancel rank 0 renames it to its path (or stages it), else

@@ -1,6 +1,6 @@
-/* iodriver.c — which I/O driver moves a file's data (h5io.h: gp_io_mode): the system read
+/* iodriver.c — which I/O driver moves a file's data (gp_iodriver.h: gp_io_mode): the system read
  * once into a gp_io_env, then a pure function decides. */
-#include "h5io.h"
+#include "gp_iodriver.h"
 
 #include <string.h>
 #include <sys/vfs.h>

@@ -22,8 +22,10 @@
  *                                   the exchange owns), and gp_bitonic_exchange(_pairs),
  *                                   the same on the caller's buffers (mpi transport),
  *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors);
- *   h5io.h        parallel HDF5 shard reads and safe writes (gp_shard_range, gp_h5_open,
- *                 gp_h5_read, gp_h5_write, gp_h5_close).
+ *   h5io.h        HDF5 shard reads and safe writes over MPI-IO or each rank's own POSIX
+ *                 access (gp_shard_range, gp_h5_open / gp_h5_open_io, gp_h5_read,
+ *                 gp_h5_reader_*, gp_h5_write, gp_h5_writer_*, gp_h5_close), with the
+ *                 driver choice of gp_iodriver.h (gp_io_choose).
  *
  * A typical program: MPI_Init; the node-local rank (MPI_Comm_split_type with
  * MPI_COMM_TYPE_SHARED, then MPI_Comm_rank); pick a backend (gp_cuda_device_count() > 0 ?

@@ -21,7 +21,7 @@ void gp_print_usage(void)
         "the result. Or integrates a built-in f(x) with the trapezoid rule (no file).\n"
         "\n"
         "input (file mode)\n"
-        "  FILE.h5            HDF5 file, read in parallel (MPI-IO); any integer or float dataset\n"
+        "  FILE.h5            HDF5 file, read in parallel (see --io); any integer or float dataset\n"
         "  --dataset PATH     dataset to read (default: the one numeric dataset in FILE; with\n"
         "                     several, an error lists them)\n"
         "  --dx H             sample spacing of the trapezoid rule, in units of x (default 1;\n"
@@ -76,6 +76,11 @@ void gp_print_usage(void)
         "                     shared-memory windows on the CPU backend); exit 7 when that\n"
         "                     cannot be set up or a partner is on another node | mpi: through\n"
         "                     MPI (not with --no-sort or --function)\n"
+        "  --io DRIVER        how the ranks read FILE and write --out: posix (each rank opens\n"
+        "                     the file itself; plain pread/pwrite of its part where the layout\n"
+        "                     allows) | mpiio (parallel HDF5, collective MPI-IO transfers) |\n"
+        "                     auto: mpiio on Lustre, GPFS, BeeGFS, OrangeFS or PanFS, else posix\n"
+        "                     (default auto)\n"
         "  -h, --help         print this text and exit 0\n"
         "  --version          print the version and whether this build has the CUDA backend;\n"
         "                     exit 0\n"
@@ -177,7 +182,8 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
     o->b = 1.0;
     o->n = 1000000;
     o->backend = GP_BACKEND_AUTO;
-    int have_n = 0, have_a = 0, have_b = 0, have_dx = 0, have_transport = 0;
+    o->io = GP_IO_AUTO;
+    int have_n = 0, have_a = 0, have_b = 0, have_dx = 0, have_transport = 0, have_io = 0;
 
 #define NEED_ARG()                                                                      \
     do {                                                                                \
@@ -282,6 +288,13 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
                 return GP_EXIT_USAGE;
             }
             have_transport = 1;
+        } else if (strcmp(arg, "--io") == 0) {
+            NEED_ARG();
+            if (gp_io_mode_parse(val, &o->io) != 0) {
+                snprintf(msg, msglen, "--io %s: need auto, posix or mpiio", val);
+                return GP_EXIT_USAGE;
+            }
+            have_io = 1;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             snprintf(msg, msglen, "unknown option %s (see --help)", arg);
             return GP_EXIT_USAGE;
@@ -307,7 +320,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
                              : o->descending ? "--descending" : o->stable ? "--stable"
                              : o->argsort ? "--argsort" : o->payload ? "--payload"
                              : o->reproducible ? "--reproducible"
-                             : have_transport ? "--transport" : NULL;
+                             : have_transport ? "--transport" : have_io ? "--io" : NULL;
         if (fileonly) {
             snprintf(msg, msglen, "%s belongs to file mode: --function takes only --a, --b, --n "
                                   "and the common options", fileonly);

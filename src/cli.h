@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gp_iodriver.h"
 #include "gp_kernels.h"
 
 /* Exit codes of gpuprim_mpi (documented in README.md). The io codes of io/h5io.h are the
@@ -43,6 +44,7 @@ typedef struct gp_options {
     int64_t n;             /* --n: trapezoids (default 1e6) */
     gp_backend_choice backend; /* --backend auto|cuda|cpu */
     gp_transport_choice transport; /* --transport auto|shared|mpi */
+    gp_io_mode io;         /* --io auto|posix|mpiio: the driver of the file I/O */
     const char *json;      /* --json FILE: machine-readable results (rank 0 writes) */
     int verbose;           /* --verbose: rank/host/GPU binding table */
     int quiet;             /* --quiet: no summary table (errors still printed) */

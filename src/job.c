@@ -3,9 +3,10 @@
  * The file job (gp_run_file) is the table `file_phases` below, run in order on every rank:
  *
  *   open        the input dataset (and the --x and --payload ones, checked now)
- *   plan        device memory: the sort's need, or the chunks of a statistics-only job;
- *               the buffers
- *   read        this rank's shard, read and uploaded (overlapped)
+ *   plan        device memory: the sort's need, or the chunks of a statistics-only job
+ *   alloc       the buffers and the rank exchange (device memory; on the CUDA backend the
+ *               pinned host pieces the file's data go through)
+ *   read        this rank's shard, read and uploaded (overlapped), with the --io driver
  *   stats       the statistics of the shard (or, chunked, read + upload + statistics per
  *               chunk)
  *   integral    the --x trapezoid rule (coordinates read and uploaded)
@@ -13,7 +14,8 @@
  *   sort        order keys, the local bitonic sort
  *   exchange    the rank-level bitonic merge exchange (P > 1)
  *   verify      the sorted result checked; keys back to values
- *   write       the sorted data (argsort, payload) to --out under a temporary name
+ *   write       the sorted data (argsort, payload) to --out under a temporary name, the
+ *               values streamed from the device
  *
  * One helper, run_phase, does for every phase what the phase itself should not repeat: the
  * progress line, the GPUPRIM_FAULT hook, the time and the agreement of the ranks on an
@@ -23,6 +25,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "job.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -35,8 +39,16 @@
 #include "progress.h"
 
 const char *const gp_phase_names[GP_NPHASES] = {
-    "read", "upload", "reduce", "integrate", "local sort", "rank exchange", "verify", "write",
-    "total"};
+    "alloc", "read", "upload", "reduce", "integrate", "local sort", "rank exchange", "verify",
+    "write", "total"};
+
+/* How the job moves its data between the file and the backend's memory. */
+typedef struct xfer {
+    int unified;   /* the data go straight to and from the backend's memory (host memory) */
+    int64_t bytes; /* bytes per piece (0 with unified: the whole shard in one call) */
+    void *buf[2];  /* otherwise the two host pieces (pinned on CUDA), reused by every read
+                      and write */
+} xfer;
 
 /* Everything one rank's file job knows: given, opened, planned, allocated and computed. */
 typedef struct gp_job {
@@ -62,12 +74,13 @@ typedef struct gp_job {
     /* plan */
     int chunked;
     int64_t chunk, nchunks;
-    void *host, *dev;     /* the read / write buffer; the shard (the exchange's when P > 1) */
-    uint64_t *hval, *dval; /* the positions, likewise */
+    void *dev;            /* the shard (the exchange's when P > 1) */
+    uint64_t *hval, *dval; /* the positions: on the host (a backend whose device memory is
+                             not host memory; else NULL: dval is host memory) and on the
+                             device (the exchange's when P > 1) */
     gp_exchange *xchg;    /* sorting on P > 1 ranks: the rank exchange, owner of the shard
                              (and positions) and their receive buffers */
-    int host_spare;       /* host / hval are the exchange's receive buffers (device memory
-                             that is host memory), not allocations of their own */
+    xfer x;               /* the pieces of the file's data */
     /* computed */
     gp_stats local, total;
     gp_superacc av, aq;   /* --reproducible: exact sums of the values and of their squares */
@@ -154,7 +167,8 @@ static int name_clash(const char *a, const char *b)
 static int check_xdataset(gp_job *j)
 {
     gp_h5_input xin;
-    int err = gp_h5_open(j->comm, j->o->file, j->o->xdataset, &xin, j->msg, j->msglen);
+    int err = gp_h5_open_io(j->comm, j->o->file, j->o->xdataset, j->o->io, &xin, j->msg,
+                            j->msglen);
     if (err) append_option(j->msg, j->msglen, "--x");
     else gp_h5_close(&xin);
     return err;
@@ -166,7 +180,7 @@ static int check_xdataset(gp_job *j)
 static int open_payload(gp_job *j)
 {
     const gp_options *o = j->o;
-    int err = gp_h5_open(j->comm, o->file, o->payload, &j->pin, j->msg, j->msglen);
+    int err = gp_h5_open_io(j->comm, o->file, o->payload, o->io, &j->pin, j->msg, j->msglen);
     if (err) {
         append_option(j->msg, j->msglen, "--payload");
         return err;
@@ -190,9 +204,10 @@ static int ph_open(gp_job *j)
 {
     const gp_options *o = j->o;
     gp_result *res = j->res;
-    int err = gp_h5_open(j->comm, o->file, o->dataset, &j->in, j->msg, j->msglen);
+    int err = gp_h5_open_io(j->comm, o->file, o->dataset, o->io, &j->in, j->msg, j->msglen);
     if (err) return err;
     j->in_open = 1;
+    res->io_read = j->in.io;
     j->dt = j->in.dtype;
     j->sz = gp_dtype_size(j->dt);
     j->N = j->in.n;
@@ -241,19 +256,17 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
-                         int xdata, int unified)
+                         int xdata)
 {
     const uint64_t um = m > 0 ? (uint64_t)m : 0, uc = cnt > 0 ? (uint64_t)cnt : 0;
     const uint64_t slot = (uint64_t)sz + (pairs && sorting ? 8u : 0u);
-    /* device: the shard, and for the exchange its receive buffer (exchange.h); host: the
-     * read / write buffer (and positions), the exchange needs none of the shard's size;
-     * on a unified backend the exchange's receive buffer is that host buffer */
+    /* device: the shard, and for the exchange its receive buffer (exchange.h); the file's
+     * data go through two small host pieces (CUDA) or straight to and from the backend's
+     * memory (host memory), so no buffer of the shard's size is on the host */
     const int exchanging = sorting && P > 1;
     const uint64_t ndev = exchanging ? 2 : 1;
     const uint64_t xb = xdata ? mul_sat(uc, 8) : 0;
-    uint64_t need = add_sat(mul_sat(mul_sat(um, slot), ndev), xb);
-    if (unified) need = add_sat(need, add_sat(exchanging ? 0 : mul_sat(um, slot), xb));
-    return need;
+    return add_sat(mul_sat(mul_sat(um, slot), ndev), xb);
 }
 
 /* The bytes a rank may use of `free_bytes` reported free on a device shared by `share`
@@ -267,12 +280,12 @@ static uint64_t mem_usable(size_t free_bytes, int share)
 }
 
 /* Elements per chunk for `usable` bytes: the largest power of two whose device buffers (sz
- * bytes, + 8 with --x coordinates; twice that when `unified`, the host staging buffers
- * being the same memory) fit, and at least GP_CHUNK_MIN. A power-of-two multiple of the CPU
- * backend's 4096-term summation blocks keeps its sums bitwise those of an unchunked run. */
-static int64_t chunk_elems_for(uint64_t usable, size_t sz, int xdata, int unified)
+ * bytes, + 8 with --x coordinates) fit, and at least GP_CHUNK_MIN. A power-of-two multiple
+ * of the CPU backend's 4096-term summation blocks keeps its sums bitwise those of an
+ * unchunked run. */
+static int64_t chunk_elems_for(uint64_t usable, size_t sz, int xdata)
 {
-    const uint64_t per = ((uint64_t)sz + (xdata ? 8u : 0u)) * (unified ? 2u : 1u);
+    const uint64_t per = (uint64_t)sz + (xdata ? 8u : 0u);
     const uint64_t fit = usable / per;
     int64_t c = GP_CHUNK_MIN;
     while (c < ((int64_t)1 << 61) && (uint64_t)c * 2 <= fit) c *= 2;
@@ -310,11 +323,10 @@ static void say_chunked(const gp_job *j, uint64_t need, uint64_t usable, size_t 
 /* Device memory: a sort that does not fit fails here, before anything is allocated; a
  * statistics-only job whose shard does not fit goes through the device in chunks of the
  * same size on every rank (the largest that fits on the tightest rank). */
-static int plan_memory(gp_job *j)
+static int ph_plan(gp_job *j)
 {
     const gp_options *o = j->o;
     const gp_backend *be = j->be;
-    const int unified = device_is_host(be);
     int err = 0;
     size_t mfree = 0, mtotal = 0;
     {
@@ -330,7 +342,7 @@ static int plan_memory(gp_job *j)
     const int share = j->res->mem_share > 0 ? j->res->mem_share : 1;
     const uint64_t usable = mem_usable(mfree, share);
     const uint64_t need = gp_job_mem_need(j->m, j->cnt, j->sz, j->P, j->sorting, j->pairs,
-                                          o->xdataset != NULL, unified);
+                                          o->xdataset != NULL);
     int64_t chunk_mine = INT64_MAX;
     if (!err && need > usable) {
         if (j->sorting) {
@@ -341,7 +353,7 @@ static int plan_memory(gp_job *j)
                      "device share it)", j->in.file, j->in.dataset, (long long)j->cnt, j->rank,
                      gib_text(g1, sizeof g1, need), gib_text(g2, sizeof g2, usable));
         } else {
-            chunk_mine = chunk_elems_for(usable, j->sz, o->xdataset != NULL, unified);
+            chunk_mine = chunk_elems_for(usable, j->sz, o->xdataset != NULL);
         }
     }
     if ((err = gp_agree(j->comm, err, j->msg, j->msglen))) return err;
@@ -387,33 +399,73 @@ static int create_exchange(gp_job *j)
     return GP_EXIT_DEVICE;
 }
 
+/* Bytes per piece of a read or a write through host memory: with the posix driver on the
+ * CUDA backend (two pinned pieces, each read or written while the other travels to or from
+ * the device), and for the collective calls of the mpiio driver (each piece one collective
+ * call per rank, large enough for efficient MPI-IO). */
+#define GP_PIECE_BYTES_POSIX ((int64_t)32 << 20)
+#define GP_PIECE_BYTES_MPIIO ((int64_t)256 << 20)
+
+int64_t gp_job_piece_knob(const char *value)
+{
+    if (!value || !isdigit((unsigned char)value[0])) return 0;
+    char *end = NULL;
+    errno = 0;
+    const long long v = strtoll(value, &end, 10);
+    return end && *end == '\0' && v > 0 && errno == 0 ? (int64_t)v : 0;
+}
+
+int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t most)
+{
+    int64_t b = io == GP_IO_MPIIO ? GP_PIECE_BYTES_MPIIO : unified ? 0 : GP_PIECE_BYTES_POSIX;
+    if (knob > 0) b = knob;
+    if (b == 0) return 0;
+    if (b > most) b = most;
+    return b < 8 ? 8 : b;
+}
+
 /* The buffers: the shard lives in m slots so that the exchange can grow it to m keys; with
- * P > 1 the exchange owns it and its receive buffer (on a backend whose device memory is
- * host memory that receive buffer is also the host buffer of the read and the write); with
- * pairs the positions (a chunked pass allocates its own, chunk-sized buffers).
+ * P > 1 the exchange owns it and its receive buffer; with pairs the positions (a chunked
+ * pass allocates its own, chunk-sized buffers). Host memory: on the CUDA backend the two
+ * pinned pieces the file's data go through (j->x) and the positions; a backend whose device
+ * memory is host memory reads and writes the shard directly and keeps the positions in it.
  * GPUPRIM_FAULT=R:alloc makes a real allocation of 2^62 bytes fail on rank R, so that the
  * path of a genuine out-of-memory is what the test exercises. Collective (the exchange). */
-static int alloc_buffers(gp_job *j)
+static int ph_alloc(gp_job *j)
 {
     const gp_backend *be = j->be;
     const int64_t m = j->m;
     const size_t hm = (size_t)(m > 0 ? m : 1);
+    const int host = device_is_host(be);
+    const int64_t span = j->chunked && j->chunk < m ? j->chunk : m; /* the largest read */
+    /* test knob GPUPRIM_READ_PIECE_BYTES: small pieces in CI; on the CPU backend the data then
+     * go through two host pieces as on the CUDA backend, so that CI runs that path */
+    const int64_t knob = gp_job_piece_knob(getenv("GPUPRIM_READ_PIECE_BYTES"));
+    j->x.unified = host && knob == 0;
+    j->x.bytes = gp_job_piece_bytes(knob, j->in.io, j->x.unified, 8 * (span > 1 ? span : 1));
+    if (!j->x.unified) {
+        j->x.buf[0] = be->host_alloc((size_t)j->x.bytes);
+        j->x.buf[1] = be->host_alloc((size_t)j->x.bytes);
+        if (!j->x.buf[0] || !j->x.buf[1]) {
+            snprintf(j->msg, j->msglen, "rank %d: cannot allocate 2 pieces of %lld bytes of pinned host memory: %s",
+                     j->rank, (long long)j->x.bytes, be->last_error());
+            return GP_EXIT_DEVICE;
+        }
+    }
     if (j->sorting && j->P > 1) {
         const int err = create_exchange(j);
         if (err) return err;
         j->dev = gp_exchange_keys(j->xchg);
         j->dval = gp_exchange_values(j->xchg);
-        j->host_spare = device_is_host(be);
     }
     if (j->pairs) {
         if (!j->xchg) j->dval = be->alloc((size_t)m * 8);
-        j->hval = j->host_spare ? gp_exchange_spare_values(j->xchg) : be->host_alloc(hm * 8);
+        if (!host) j->hval = be->host_alloc(hm * 8);
     }
-    const int vals_missing = j->pairs && (!j->dval || !j->hval);
+    const int vals_missing = j->pairs && (!j->dval || (!host && !j->hval));
     if (!j->chunked) {
-        j->host = j->host_spare ? gp_exchange_spare_keys(j->xchg) : be->host_alloc(hm * j->sz);
         if (!j->xchg) j->dev = be->alloc((size_t)m * j->sz);
-        if (!j->host || !j->dev || vals_missing) {
+        if (!j->dev || vals_missing) {
             snprintf(j->msg, j->msglen, "rank %d: cannot allocate %lld elements (%.1f MiB) of %s memory: %s",
                      j->rank, (long long)m, (double)m * j->sz / 1048576.0, be->name,
                      be->last_error());
@@ -433,20 +485,14 @@ static int alloc_buffers(gp_job *j)
     return 0;
 }
 
-static int ph_plan(gp_job *j)
-{
-    int err = plan_memory(j);
-    return err ? err : alloc_buffers(j);
-}
-
-/* Frees what alloc_buffers allocated (the exchange collectively: every rank gets here) and
- * closes what ph_open opened. */
+/* Frees what ph_alloc allocated (the exchange collectively: every rank gets here) and closes
+ * what ph_open opened. */
 static void job_release(gp_job *j)
 {
     const gp_backend *be = j->be;
-    void *host[] = {j->host, j->hval};
+    void *host[] = {j->hval, j->x.buf[0], j->x.buf[1]};
     void *dev[] = {j->dval, j->dev};
-    for (size_t k = 0; k < sizeof host / sizeof host[0] && !j->host_spare; k++)
+    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++)
         if (host[k]) be->host_free(host[k]);
     for (size_t k = 0; k < sizeof dev / sizeof dev[0] && !j->xchg; k++)
         if (dev[k]) be->free(dev[k]);
@@ -457,61 +503,81 @@ static void job_release(gp_job *j)
 
 /* ---- read ------------------------------------------------------------------------------ */
 
-/* Bytes per piece of read_upload: large enough for efficient MPI-IO, small enough that the
- * last piece's upload (what is left to wait for) is short (~5 ms at 50 GB/s). */
-#define GP_READ_PIECE_BYTES ((int64_t)256 << 20)
+/* Elements per piece of sz bytes, and how many pieces cover m elements (m: the largest
+ * shard or chunk, the same on every rank, so that every rank makes the same number of
+ * calls, as the mpiio driver's collective ones need). */
+static int64_t piece_elems(const xfer *x, size_t sz, int64_t m, int64_t *npieces)
+{
+    int64_t pe = x->bytes > 0 ? x->bytes / (int64_t)sz : m;
+    if (pe < 1) pe = 1;
+    *npieces = m > 0 ? (m + pe - 1) / pe : 0;
+    return pe;
+}
 
-/* Reads this rank's shard [off, off + cnt) of dataset `dataset` (NULL: the input) as type
- * `as` into host[0, cnt) (host_alloc memory) and copies it to dev[0, cnt) on the device,
- * overlapped: the shard is read in pieces of GP_READ_PIECE_BYTES (test knob:
- * GPUPRIM_READ_PIECE_BYTES=<positive integer>; other values are ignored) and each piece's
- * upload (be->upload_async) runs while the next piece is read. m is the largest shard (the
- * same on every rank), so every rank makes the same number of collective reads (a rank
- * whose shard ends early makes empty ones). Books the read time in the read row and the
- * final wait for the uploads in the upload row. A failed upload does not stop the reads (the
- * other ranks are in them); it is reported after the last one. Returns 0 or a GP_EXIT_* code
- * with j->msg set; a read error is the same on every rank, an upload error this rank's. */
-static int read_upload(gp_job *j, const char *dataset, gp_dtype as, void *host, void *dev)
+/* Reads [off, off + cnt) through reader r (sz bytes per element) into dev[0, cnt) of the
+ * backend's memory: on the CPU backend straight into it, else through the two pinned
+ * pieces of j->x, each piece's upload (be->upload_async) running while the next piece is
+ * read. m is the largest shard or chunk (the same on every rank; see piece_elems).
+ * `progress`: the upload phase starts a progress line when the reads end. Books the read
+ * time in the read row and the final wait for the uploads in the upload row. A failed
+ * upload does not stop the reads (with mpiio the other ranks are in them); it is reported
+ * after the last one. Returns 0 or a GP_IO_* / GP_EXIT_DEVICE code with j->msg set: with
+ * the posix driver the error is this rank's own (as is an upload's; the caller agrees). */
+static int read_upload(gp_job *j, gp_h5_reader *r, size_t sz, int64_t off, int64_t cnt,
+                       int64_t m, void *dev, int progress)
 {
     const gp_backend *be = j->be;
-    const size_t sz = gp_dtype_size(as);
-    int64_t pbytes = GP_READ_PIECE_BYTES;
-    const char *pk = getenv("GPUPRIM_READ_PIECE_BYTES"); /* test knob: small pieces in CI */
-    if (pk && *pk) {
-        char *end = NULL;
-        const long long v = strtoll(pk, &end, 10);
-        if (end && *end == '\0' && v > 0) pbytes = v;
-    }
-    const int64_t pe = pbytes / (int64_t)sz > 0 ? pbytes / (int64_t)sz : 1;
-    const int64_t npieces = j->m > 0 ? (j->m + pe - 1) / pe : 1;
+    const xfer *x = &j->x;
     int err = 0, uerr = 0;
+    int64_t np;
+    char umsg[256] = "";
+    const int64_t pe = piece_elems(x, sz, m, &np);
     double tp = now();
-    for (int64_t p = 0; p < npieces; p++) {
-        const int64_t lo = p * pe < j->cnt ? p * pe : j->cnt;
-        const int64_t c = j->cnt - lo < pe ? j->cnt - lo : pe;
-        char *h = (char *)host + (size_t)lo * sz;
-        err = gp_h5_read(j->comm, &j->in, dataset, as, j->off + lo, c, h, j->msg, j->msglen);
-        if (err) break; /* gp_h5_read fails on every rank alike */
-        if (!uerr && c > 0 && be->upload_async((char *)dev + (size_t)lo * sz, h, (size_t)c * sz)) {
+    for (int64_t p = 0; p < np; p++) {
+        const int64_t lo = p * pe < cnt ? p * pe : cnt;
+        const int64_t c = cnt - lo < pe ? cnt - lo : pe;
+        void *h = x->unified ? (char *)dev + (size_t)lo * sz : x->buf[p & 1];
+        err = gp_h5_reader_read(r, off + lo, c, h, j->msg, j->msglen);
+        if (err) break; /* mpiio: on every rank alike; posix: this rank's (it stops here) */
+        if (x->unified || c == 0 || uerr) continue;
+        /* the upload of the piece before, which ran during this read, must be done before
+         * its buffer is read into next */
+        if (be->upload_wait() || be->upload_async((char *)dev + (size_t)lo * sz, h, (size_t)c * sz)) {
             uerr = GP_EXIT_DEVICE;
-            snprintf(j->msg, j->msglen, "rank %d: upload: %s", j->rank, be->last_error());
+            snprintf(umsg, sizeof umsg, "rank %d: upload: %s", j->rank, be->last_error());
         }
     }
     j->t[GP_PH_READ] += now() - tp;
     tp = now();
-    gp_progress_phase(gp_phase_names[GP_PH_UPLOAD]);
+    if (progress) gp_progress_phase(gp_phase_names[GP_PH_UPLOAD]);
     if (be->upload_wait() && !uerr) {
         uerr = GP_EXIT_DEVICE;
-        snprintf(j->msg, j->msglen, "rank %d: upload: %s", j->rank, be->last_error());
+        snprintf(umsg, sizeof umsg, "rank %d: upload: %s", j->rank, be->last_error());
     }
     j->t[GP_PH_UPLOAD] += now() - tp;
+    if (!err && uerr) snprintf(j->msg, j->msglen, "%s", umsg);
     return err ? err : uerr;
+}
+
+/* Opens a reader of dataset (NULL: the input's) as type `as`, books the time in the read
+ * row. Collective (agreed). */
+static int open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r)
+{
+    const double tp = now();
+    const int err = gp_h5_reader_open(j->comm, &j->in, dataset, as, r, j->msg, j->msglen);
+    j->t[GP_PH_READ] += now() - tp;
+    return err;
 }
 
 /* The shard read and uploaded; a chunked job reads its chunks in its statistics pass. */
 static int ph_read(gp_job *j)
 {
-    return j->chunked ? 0 : read_upload(j, NULL, j->dt, j->host, j->dev);
+    if (j->chunked) return 0;
+    gp_h5_reader *r = NULL;
+    int err = open_reader(j, NULL, j->dt, &r);
+    if (!err) err = read_upload(j, r, j->sz, j->off, j->cnt, j->m, j->dev, 1);
+    gp_h5_reader_close(r);
+    return err;
 }
 
 /* ---- statistics ------------------------------------------------------------------------ */
@@ -557,19 +623,15 @@ static gp_stats stats_stack_total(const stats_stack *s)
     return r;
 }
 
-/* One chunk [lo, lo + ck) of the shard already read into host (and hx): upload, statistics
- * (+ exact sums, + trap_x), its record pushed onto st. Books upload, reduce and integrate. */
-static int chunk_stats(gp_job *j, int64_t ck, void *host, void *dev, double *hx, double *dx,
-                       stats_stack *st)
+/* One chunk of ck elements already on the device (dev, and dx): statistics (+ exact sums,
+ * + trap_x), its record pushed onto st. Books reduce and integrate. */
+static int chunk_stats(gp_job *j, int64_t ck, void *dev, double *dx, stats_stack *st)
 {
     const gp_backend *be = j->be;
     const gp_options *o = j->o;
     int err = 0;
     gp_stats rec = gp_stats_empty();
     double tp = now();
-    BE_CALL("upload", be->upload(dev, host, (size_t)ck * j->sz));
-    j->t[GP_PH_UPLOAD] += now() - tp;
-    tp = now();
     BE_CALL("statistics", be->stats(j->dt, dev, ck, GP_STATS_NOHASH, &rec));
     if (o->reproducible) {
         BE_CALL("exact sum", be->exact_sum(j->dt, dev, ck, GP_SA_VALUES, &j->av));
@@ -578,7 +640,6 @@ static int chunk_stats(gp_job *j, int64_t ck, void *host, void *dev, double *hx,
     j->t[GP_PH_REDUCE] += now() - tp;
     if (o->xdataset) {
         tp = now();
-        BE_CALL("upload x", be->upload(dx, hx, (size_t)ck * sizeof(double)));
         BE_CALL("trapezoid rule", be->trap_x(j->dt, dev, dx, ck, &rec));
         j->t[GP_PH_INTEGRATE] += now() - tp;
     }
@@ -588,66 +649,63 @@ static int chunk_stats(gp_job *j, int64_t ck, void *host, void *dev, double *hx,
 
 /* The statistics pass of a --no-sort job whose shard does not fit: nchunks chunks of
  * `chunk` elements (the same nchunks on every rank: a rank whose shard ends early makes
- * empty reads, as the reads are collective), each read (values, and --x coordinates),
- * uploaded and reduced (chunk_stats); the chunk records go through a stats_stack into
- * j->local, which then describes the whole shard like one be->stats (+ trap_x) call on it;
- * --reproducible's exact sums are added into j->av / j->aq. The ranks agree on every error
- * after each chunk. */
+ * empty reads, as the mpiio driver's reads are collective), each read and uploaded (values,
+ * and --x coordinates; read_upload through the job's readers) and reduced (chunk_stats);
+ * the chunk records go through a stats_stack into j->local, which then describes the whole
+ * shard like one be->stats (+ trap_x) call on it; --reproducible's exact sums are added
+ * into j->av / j->aq. The ranks agree on every error after each chunk's read and after its
+ * statistics. */
 static int ph_stats_chunked(gp_job *j)
 {
     const gp_backend *be = j->be;
     const int xdata = j->o->xdataset != NULL;
     const int64_t cap = j->chunk < j->cnt ? j->chunk : j->cnt; /* buffer elements */
-    const size_t hcap = (size_t)(cap > 0 ? cap : 1);
-    void *host = be->host_alloc(hcap * j->sz);
     void *dev = be->alloc((size_t)cap * j->sz);
-    double *hx = xdata ? be->host_alloc(hcap * sizeof(double)) : NULL;
     double *dx = xdata ? be->alloc((size_t)cap * sizeof(double)) : NULL;
+    gp_h5_reader *ry = NULL, *rx = NULL;
     int err = 0;
-    if (!host || !dev || (xdata && (!hx || !dx))) {
+    if (!dev || (xdata && !dx)) {
         err = GP_EXIT_DEVICE;
         snprintf(j->msg, j->msglen, "rank %d: cannot allocate a chunk of %lld elements (%.1f MiB) of %s memory: %s",
                  j->rank, (long long)cap, (double)cap * (double)(j->sz + (xdata ? 8 : 0)) / 1048576.0,
                  be->name, be->last_error());
     }
     err = gp_agree(j->comm, err, j->msg, j->msglen);
+    if (!err) err = open_reader(j, NULL, j->dt, &ry);
+    if (!err && xdata) err = open_reader(j, j->o->xdataset, GP_F64, &rx);
     stats_stack st;
     st.top = 0;
     for (int64_t k = 0; !err && k < j->nchunks; k++) {
         const int64_t lo = k * j->chunk < j->cnt ? k * j->chunk : j->cnt; /* k * chunk < m + chunk */
         const int64_t ck = j->cnt - lo < j->chunk ? j->cnt - lo : j->chunk;
-        double tp = now();
-        err = gp_h5_read(j->comm, &j->in, NULL, j->dt, j->off + lo, ck, host, j->msg, j->msglen);
-        if (!err && xdata)
-            err = gp_h5_read(j->comm, &j->in, j->o->xdataset, GP_F64, j->off + lo, ck, hx,
-                             j->msg, j->msglen);
-        j->t[GP_PH_READ] += now() - tp;
-        if (err) break; /* gp_h5_read fails on every rank alike */
+        err = read_upload(j, ry, j->sz, j->off + lo, ck, j->chunk, dev, 0);
+        if (!err && xdata) err = read_upload(j, rx, sizeof(double), j->off + lo, ck, j->chunk, dx, 0);
+        if ((err = gp_agree(j->comm, err, j->msg, j->msglen)) != 0) break;
         if (ck > 0 || (k == 0 && j->cnt == 0)) /* an empty shard: the record of n = 0 */
-            err = chunk_stats(j, ck, host, dev, hx, dx, &st);
+            err = chunk_stats(j, ck, dev, dx, &st);
         err = gp_agree(j->comm, err, j->msg, j->msglen);
     }
     j->local = stats_stack_total(&st);
-    if (host) be->host_free(host);
+    gp_h5_reader_close(ry);
+    gp_h5_reader_close(rx);
     if (dev) be->free(dev);
-    if (hx) be->host_free(hx);
     if (dx) be->free(dx);
     return err;
 }
 
 /* ---- integral -------------------------------------------------------------------------- */
 
-/* The non-uniform trapezoid rule of the shard (unchunked): the coordinates read as float64,
- * uploaded, and be->trap_x adds the shard's terms to j->local. Books read, upload and
- * integrate. */
+/* The non-uniform trapezoid rule of the shard (unchunked): the coordinates read as float64
+ * and uploaded (read_upload), and be->trap_x adds the shard's terms to j->local. Books read,
+ * upload and integrate. */
 static int ph_integral(gp_job *j)
 {
     const gp_backend *be = j->be;
     const int64_t cnt = j->cnt;
-    double *hx = be->host_alloc((size_t)(cnt > 0 ? cnt : 1) * sizeof(double));
     double *dx = be->alloc((size_t)cnt * sizeof(double));
+    gp_h5_reader *r = NULL;
     int err = 0;
-    if (!hx || !dx) {
+    if (!dx) {
         err = GP_EXIT_DEVICE;
         snprintf(j->msg, j->msglen, "rank %d: cannot allocate the --x coordinates: %s", j->rank,
                  be->last_error());
@@ -655,7 +713,9 @@ static int ph_integral(gp_job *j)
     err = gp_agree(j->comm, err, j->msg, j->msglen);
     if (!err) {
         gp_progress_phase(gp_phase_names[GP_PH_READ]);
-        err = read_upload(j, j->o->xdataset, GP_F64, hx, dx);
+        err = open_reader(j, j->o->xdataset, GP_F64, &r);
+        if (!err) err = read_upload(j, r, sizeof(double), j->off, cnt, j->m, dx, 1);
+        gp_h5_reader_close(r);
         gp_progress_done();
         err = gp_agree(j->comm, err, j->msg, j->msglen);
     }
@@ -666,7 +726,6 @@ static int ph_integral(gp_job *j)
         j->t[GP_PH_INTEGRATE] += now() - tp;
         gp_progress_done();
     }
-    if (hx) be->host_free(hx);
     if (dx) be->free(dx);
     return err;
 }
@@ -766,9 +825,11 @@ static int ph_sort(gp_job *j)
     int err = 0;
     j->res->descending = o->descending;
     j->res->stable = o->stable;
-    if (j->pairs) {
-        for (int64_t i = 0; i < j->cnt; i++) j->hval[i] = (uint64_t)(j->off + i);
-        BE_CALL("upload positions", be->upload(j->dval, j->hval, (size_t)j->cnt * 8));
+    if (j->pairs) { /* the CPU backend's dval is host memory */
+        const int host = device_is_host(be);
+        uint64_t *hp = host ? j->dval : j->hval;
+        for (int64_t i = 0; i < j->cnt; i++) hp[i] = (uint64_t)(j->off + i);
+        if (!host) BE_CALL("upload positions", be->upload(j->dval, j->hval, (size_t)j->cnt * 8));
     }
     BE_CALL("to keys", o->descending ? be->to_keys_desc(j->dt, j->dev, j->cnt)
                                      : be->to_keys(j->dt, j->dev, j->cnt));
@@ -837,8 +898,8 @@ static int ph_verify(gp_job *j)
 /* ---- write ----------------------------------------------------------------------------- */
 
 /* --payload: the payload's shard read and moved to the sorted places of this rank's keys
- * (j->hval holds their input positions) into *out (malloc'ed; the caller frees). */
-static int sorted_payload(gp_job *j, void **out)
+ * (hpos holds their input positions) into *out (malloc'ed; the caller frees). */
+static int sorted_payload(gp_job *j, const uint64_t *hpos, void **out)
 {
     const size_t psz = gp_dtype_size(j->pin.dtype);
     void *hpay = malloc((size_t)(j->cnt > 0 ? j->cnt : 1) * psz);
@@ -852,7 +913,7 @@ static int sorted_payload(gp_job *j, void **out)
     if (!err)
         err = gp_h5_read(j->comm, &j->pin, NULL, j->pin.dtype, j->off, j->cnt, hpay, j->msg,
                          j->msglen);
-    if (!err && gp_gather_by_index(j->comm, j->N, j->hval, j->nk, hpay, psz, *out) != MPI_SUCCESS) {
+    if (!err && gp_gather_by_index(j->comm, j->N, hpos, j->nk, hpay, psz, *out) != MPI_SUCCESS) {
         err = GP_EXIT_FAIL;
         snprintf(j->msg, j->msglen, "--payload: moving the payload to its sorted places failed "
                                     "(out of host memory, or an MPI error)");
@@ -861,39 +922,108 @@ static int sorted_payload(gp_job *j, void **out)
     return err;
 }
 
-/* The sorted data (and the argsort, the payload) written to --out, left under its temporary
- * name for the program to publish (gp_h5_write_many_staged). */
+/* Writes dataset k of the output from this rank's nk elements (sz bytes each; global offset
+ * woff) in the backend's memory src: on the CPU backend straight from it (one call), else
+ * through the two pinned pieces of j->x, piece p + 1 downloading (be->download_async, after
+ * be->synchronize) while piece p is written. Every rank makes the same number of writer calls (pieces of the m
+ * slots; after a failed download a rank goes on with empty ones), as the mpiio driver's
+ * collective writes need. Returns 0 or a GP_IO_EWRITE / GP_EXIT_DEVICE code with j->msg set
+ * (posix: this rank's own; the caller agrees). */
+static int write_from(gp_job *j, gp_h5_writer *w, int k, const void *src, size_t sz,
+                      int64_t woff, int64_t nk)
+{
+    const gp_backend *be = j->be;
+    const xfer *x = &j->x;
+    if (x->unified) return gp_h5_writer_write(w, k, woff, nk, src, j->msg, j->msglen);
+    int64_t np;
+    int err = 0, derr = 0;
+    char dmsg[256] = "";
+    const int64_t pe = piece_elems(x, sz, j->m, &np);
+    /* download_async does not order itself after the kernels (from_keys, the exchange's
+     * merges): the caller's fence */
+    if (be->synchronize()) {
+        derr = 1;
+        snprintf(dmsg, sizeof dmsg, "rank %d: synchronize: %s", j->rank, be->last_error());
+    }
+    for (int64_t p = 0; p < np && !err; p++) {
+        const int64_t lo = p * pe < nk ? p * pe : nk, c = nk - lo < pe ? nk - lo : pe;
+        const int64_t lo1 = lo + c, c1 = nk - lo1 < pe ? nk - lo1 : pe;
+        if (!derr && p == 0 && c > 0 && be->download_async(x->buf[0], src, (size_t)c * sz)) derr = 1;
+        /* piece p is in; the next one travels while this one is written */
+        if (!derr && be->download_wait()) derr = 1;
+        if (!derr && c1 > 0 &&
+            be->download_async(x->buf[(p + 1) & 1], (const char *)src + (size_t)lo1 * sz, (size_t)c1 * sz))
+            derr = 1;
+        if (derr && !dmsg[0])
+            snprintf(dmsg, sizeof dmsg, "rank %d: download: %s", j->rank, be->last_error());
+        err = gp_h5_writer_write(w, k, woff + lo, derr ? 0 : c, x->buf[p & 1], j->msg, j->msglen);
+    }
+    if (be->download_wait() && !derr) { /* drains what a failed write left in flight */
+        derr = 1;
+        snprintf(dmsg, sizeof dmsg, "rank %d: download: %s", j->rank, be->last_error());
+    }
+    if (!err && derr) snprintf(j->msg, j->msglen, "%s", dmsg);
+    return err ? err : derr ? GP_EXIT_DEVICE : 0;
+}
+
+/* The datasets of --out written: the sorted values from the device (write_from), the
+ * argsort from hpos, the payload from psorted; the ranks agree after each (posix writes fail
+ * on their rank). Then the file is finished (staged), or removed after an error. */
+static int write_datasets(gp_job *j, gp_h5_writer *w, int64_t woff, const uint64_t *hpos,
+                          const void *psorted)
+{
+    int err = write_from(j, w, 0, j->dev, j->sz, woff, j->nk);
+    err = gp_agree(j->comm, err, j->msg, j->msglen);
+    if (!err && j->o->argsort)
+        err = gp_agree(j->comm, gp_h5_writer_write(w, 1, woff, j->nk, hpos, j->msg, j->msglen),
+                       j->msg, j->msglen);
+    if (!err && psorted)
+        err = gp_agree(j->comm, gp_h5_writer_write(w, j->o->argsort ? 2 : 1, woff, j->nk, psorted,
+                                                   j->msg, j->msglen),
+                       j->msg, j->msglen);
+    char cmsg[256];
+    const int cerr = gp_h5_writer_close(w, err != 0, err ? cmsg : j->msg, err ? sizeof cmsg : j->msglen);
+    return err ? err : cerr;
+}
+
+/* The sorted data (and the argsort, the payload) written to --out with the --io driver, left
+ * under its temporary name for the program to publish (gp_h5_writer_open with stage = 1). */
 static int ph_write(gp_job *j)
 {
     const gp_backend *be = j->be;
     gp_result *res = j->res;
     const char *out = j->o->out;
     int err = 0;
-    if (j->host != j->dev) BE_CALL("download", be->download(j->host, j->dev, (size_t)j->nk * j->sz));
-    if ((err = gp_agree(j->comm, err, j->msg, j->msglen))) return err;
-    if (!res->sorted_ok) {
+    if (!res->sorted_ok) { /* the verdict of every rank */
         snprintf(j->msg, j->msglen, "%s: the sorted result failed its check; nothing written", out);
         return GP_EXIT_VERIFY;
     }
     /* rank r holds global slots [r*m, r*m + nk); an empty rank past N writes nothing */
     const int64_t woff = (int64_t)j->rank * j->m < j->N ? (int64_t)j->rank * j->m : j->N;
-    gp_h5_outds ds[3] = {{j->in.dataset, j->in.ftype, j->dt, j->host}};
+    gp_h5_outds ds[3] = {{j->in.dataset, j->in.ftype, j->dt, NULL}};
     int nds = 1;
+    const int host = device_is_host(be); /* the CPU backend's dval is host memory */
+    const uint64_t *hpos = host ? j->dval : j->hval;
     void *psorted = NULL;
-    if (j->pairs && j->hval != j->dval)
+    if (j->pairs && !host)
         BE_CALL("download positions", be->download(j->hval, j->dval, (size_t)j->nk * 8));
     err = gp_agree(j->comm, err, j->msg, j->msglen);
     if (!err && j->o->argsort) {
         snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s", j->argsort_dset);
-        ds[nds++] = (gp_h5_outds){res->argsort_dset, H5I_INVALID_HID, GP_I64, j->hval};
+        ds[nds++] = (gp_h5_outds){res->argsort_dset, H5I_INVALID_HID, GP_I64, NULL};
     }
-    if (!err && j->o->payload && !(err = sorted_payload(j, &psorted))) {
+    if (!err && j->o->payload && !(err = sorted_payload(j, hpos, &psorted))) {
         snprintf(res->payload_dset, sizeof res->payload_dset, "%s", j->pin.dataset);
-        ds[nds++] = (gp_h5_outds){res->payload_dset, j->pin.ftype, j->pin.dtype, psorted};
+        ds[nds++] = (gp_h5_outds){res->payload_dset, j->pin.ftype, j->pin.dtype, NULL};
     }
+    gp_h5_writer *w = NULL;
     if (!err)
-        err = gp_h5_write_many_staged(j->comm, out, ds, nds, j->N, woff, j->nk, j->o->force,
-                                      j->msg, j->msglen);
+        err = gp_h5_writer_open(j->comm, j->o->io, 1, out, ds, nds, j->N, woff, j->nk,
+                                j->o->force, &w, j->msg, j->msglen);
+    if (!err) {
+        res->io_write = gp_h5_writer_io(w);
+        err = write_datasets(j, w, woff, hpos, psorted);
+    }
     free(psorted);
     return err;
 }
@@ -913,6 +1043,7 @@ static const gp_phase file_phases[] = {
     /* run             wanted       progress         slot             fault       code */
     {ph_open,          NULL,        NULL,            GP_PH_READ,      NULL,       0},
     {ph_plan,          NULL,        NULL,            GP_PH_READ,      NULL,       0},
+    {ph_alloc,         NULL,        NULL,            GP_PH_ALLOC,     NULL,       0},
     {ph_read,          NULL,        "read",          -1,              "read",     GP_EXIT_READ},
     {ph_stats_chunked, is_chunked,  "reduce",        -1,              "reduce",   GP_EXIT_DEVICE},
     {ph_stats,         not_chunked, "reduce",        GP_PH_REDUCE,    "reduce",   GP_EXIT_DEVICE},

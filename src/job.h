@@ -11,9 +11,14 @@
 #include "exchange.h"
 #include "gp_kernels.h"
 
-/* Phases reported in the timing table (seconds; the report shows ms, max over ranks). */
+/* Phases reported in the timing table (seconds; the report shows ms, max over ranks).
+ * "alloc" is the one-time allocation of the job's buffers (device memory, and on the CUDA
+ * backend the pinned host memory: the two pieces the file's data go through, the exchange's
+ * staging buffers); "read" is the rest from the start: opening the input, finding the
+ * dataset, planning the memory, and the reads (with the uploads overlapped). */
 enum {
-    GP_PH_READ = 0,
+    GP_PH_ALLOC = 0,
+    GP_PH_READ,
     GP_PH_UPLOAD,
     GP_PH_REDUCE,
     GP_PH_INTEGRATE,
@@ -68,6 +73,8 @@ typedef struct gp_result {
     int64_t xstep_bytes[GP_XSTEPS_MAX];
     int xstep_transport[GP_XSTEPS_MAX];
     const char *out;
+    gp_io_mode io_read;           /* the driver the input was read with (resolved --io) */
+    gp_io_mode io_write;          /* the one --out was written with (GP_IO_AUTO: none) */
     int64_t chunks;               /* the statistics pass went through the device in this many
                                      chunks per rank (0: each shard whole, the usual case) */
     int64_t chunk_elems;          /* elements per chunk (0 when not chunked) */
@@ -97,10 +104,13 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
  * GP_EXIT_USAGE or GP_EXIT_WRITE with msg set, the same on every rank. */
 int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen);
 
-/* Runs the file job: the phases open, plan, read, stats, integral, combine, sort, exchange,
- * verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, sort,
+ * exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+ * The input is read and --out written with the driver o->io (h5io.h): on the CPU backend
+ * straight into and out of the shard, on the CUDA backend through two reused pinned pieces,
+ * each upload (download) overlapped with the next read (the previous write).
  * With --out the file is written but left under its temporary name
- * (gp_h5_write_many_staged): rank 0 then renames it with gp_h5_publish, once the other
+ * (gp_h5_writer_open with stage = 1): rank 0 then renames it with gp_h5_publish, once the other
  * outputs (the --json report) are complete, or removes it with gp_h5_discard.
  * --payload is opened right after the input and checked before any work (the same element
  * count; an output path apart from the data's and the argsort's: name_clash), exit
@@ -129,14 +139,29 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
  * P > 1 also the receive buffer of the rank exchange (gp_exchange_create, exchange.h), m
  * slots of sz bytes each (+ 8 bytes of input position per slot and buffer when `pairs`:
  * --stable, --argsort or --payload): 2 such buffers for P > 1, 1 for P = 1; with `xdata`
- * (--x) cnt float64 coordinates more while the integral runs. `unified` (a backend whose
- * device memory is host memory, GP_CAP_HOST_MEMORY): the host buffer of the read and the
- * write counts too (m slots with their positions; --x: cnt float64 again), except when
- * sorting with P > 1, where the exchange's receive buffer is that buffer. Not counted:
- * the exchange's staging pieces (4 x 8 MiB of pinned memory where the mpi transport stages).
- * Saturates at UINT64_MAX. Not collective. */
+ * (--x) cnt float64 coordinates more while the integral runs. No host buffer of the
+ * shard's size counts: the file's data go through two small host pieces (the CUDA
+ * backend), or straight to and from the backend's memory where it is host memory. Not
+ * counted: the exchange's staging pieces (4 x 8 MiB of pinned memory where the mpi
+ * transport stages), the job's two pieces (32 MiB each by default). Saturates at
+ * UINT64_MAX. Not collective. */
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
-                         int xdata, int unified);
+                         int xdata);
+
+/* The test knob GPUPRIM_READ_PIECE_BYTES: its value (NULL when unset) as bytes when it is a
+ * positive decimal integer (digits only), else 0 (unset, or ignored). Pure. */
+int64_t gp_job_piece_knob(const char *value);
+
+/* Bytes per piece of the file job's reads (each piece's upload overlapped with the next
+ * read) and, through host pieces, of its writes (each piece's download overlapped with the
+ * write of the one before); with io == GP_IO_MPIIO every piece is one collective call per
+ * rank. knob (gp_job_piece_knob) when > 0; else 256 MiB for GP_IO_MPIIO, else 0 with
+ * `unified` (the data straight into and out of the CPU backend's memory, a shard in one
+ * call) and 32 MiB otherwise (two pinned pieces on the CUDA backend). Never more than
+ * `most` (the bytes of the largest read), and at least 8 (a float64 coordinate); 0 stays
+ * 0. The job goes through two host pieces on the CUDA backend, and on the CPU backend when
+ * the knob is set (so that CI runs that path). Pure. */
+int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t most);
 
 /* Runs the function-mode trapezoid rule: n trapezoids over [a, b], the n+1 points split
  * over the ranks, combined in rank order. Collective. Returns a GP_EXIT_* code. */

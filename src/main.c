@@ -55,6 +55,7 @@ static int publish_outputs(const gp_result *res, const gp_options *o, char *msg,
 int main(int argc, char **argv)
 {
     gp_h5_mpi_io_env(); /* before MPI_Init: no crash on long file paths (h5io.h) */
+    gp_h5_malloc_tune(); /* chunk buffers of HDF5's filters reused, not mapped afresh */
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_mpi: error: MPI_Init failed\n");
         return GP_EXIT_FAIL;

@@ -238,9 +238,9 @@ static void json_options(FILE *f, const gp_options *o)
             o->quiet ? "true" : "false", o->verbose ? "true" : "false",
             o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto");
     static const char *const transports[] = {"auto", "shared", "mpi"};
-    fprintf(f, ",\n    \"backend\": \"%s\",\n    \"transport\": \"%s\",\n    \"function\": ",
+    fprintf(f, ",\n    \"backend\": \"%s\",\n    \"transport\": \"%s\",\n    \"io\": \"%s\",\n    \"function\": ",
             (unsigned)o->backend < 3 ? backends[o->backend] : "?",
-            (unsigned)o->transport < 3 ? transports[o->transport] : "?");
+            (unsigned)o->transport < 3 ? transports[o->transport] : "?", gp_io_mode_name(o->io));
     jstr_or_null(f, o->function_mode ? gp_func_name(o->func) : NULL);
     fprintf(f, ",\n    \"a\": ");
     jnum(f, o->a);
@@ -414,6 +414,10 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         fprintf(f, "%s]", ns ? "\n  " : "");
         fprintf(f, ",\n  \"out\": ");
         if (r->out) jstr(f, r->out); else fprintf(f, "null");
+        /* the drivers --io resolved to: the input's, and --out's (null: none written) */
+        fprintf(f, ",\n  \"io_read\": \"%s\",\n  \"io_write\": ", gp_io_mode_name(r->io_read));
+        if (r->io_write != GP_IO_AUTO) fprintf(f, "\"%s\"", gp_io_mode_name(r->io_write));
+        else fprintf(f, "null");
     }
     fprintf(f, ",\n  \"times_ms\": {");
     for (int i = 0; i < GP_NPHASES; i++) {

@@ -241,6 +241,41 @@ def compare_transport(args, name, cmd, out, rj, r):
 
 # ---- the command-line contract ---------------------------------------------------------
 
+def check_drivers(args, rng):
+    """--io posix and --io mpiio give the same results and the same output bytes, for a 2-D
+    big-endian int16 input (converted on the way in and out) with --argsort, --payload and
+    --x, at 3 ranks; --json names the drivers."""
+    mpi = prog(args, "gpuprim_mpi")
+    path = os.path.join(args.work, "drivers.h5")
+    with h5py.File(path, "w") as f:
+        f["t"] = rng.integers(-2**15, 2**15, size=(301, 7)).astype(">i2")
+        f["id"] = np.arange(301 * 7, dtype="<u4") * 3
+        f["x"] = np.cumsum(rng.random(301 * 7))
+    got = {}
+    for io in ("posix", "mpiio", "auto"):
+        rj = os.path.join(args.work, f"drivers_{io}.json")
+        out = os.path.join(args.work, f"drivers_{io}.sorted.h5")
+        p = run(args, [mpi, path, "--dataset", "t", "--io", io, "--backend", args.backend, "--json", rj,
+                       "--out", out, "--force", "--quiet", "--stable", "--argsort", "--payload", "id",
+                       "--x", "x"], np_=3)
+        check(p.returncode == 0, f"drivers --io {io}: exit {p.returncode}: {p.stderr[-300:]}")
+        if p.returncode:
+            return
+        r = json.load(open(rj))
+        check(r["options"]["io"] == io, f"drivers --io {io}: JSON options.io {r['options']['io']}")
+        want = "mpiio" if io == "mpiio" else "posix"  # auto: posix on the test's file system
+        check(r.get("io_read") == want and r.get("io_write") == want,
+              f"drivers --io {io}: JSON io_read {r.get('io_read')} io_write {r.get('io_write')}, want {want}")
+        with h5py.File(out, "r") as f:
+            data = {k: (f[k].dtype.str, f[k][()].tobytes()) for k in ("t", "t_argsort", "id")}
+        for k in ("times_ms", "exchange_step_times", "options", "io_read", "io_write", "out", "binding"):
+            r.pop(k, None)
+        got[io] = (r, data)
+    check(got["posix"][0] == got["mpiio"][0] == got["auto"][0], "drivers: the JSON results differ")
+    check(got["posix"][1] == got["mpiio"][1] == got["auto"][1], "drivers: the output datasets differ")
+    check(got["posix"][1]["t"][0] == ">i2", f"drivers: output stored as {got['posix'][1]['t'][0]}")
+
+
 def check_cli(args, rng):
     mpi = prog(args, "gpuprim_mpi")
     gen = prog(args, "gpuprim_gen")
@@ -271,6 +306,8 @@ def check_cli(args, rng):
     expect([mpi, "--function", "sin", "--a", "1e308", "--b", "-1e308"], 2, "overflows", "b - a overflows")
     expect([mpi, good, "--dx", "0"], 2, "--dx", "dx = 0")
     expect([mpi, good, "--backend", "tpu"], 2, "--backend", "bad backend")
+    expect([mpi, good, "--io", "lustre"], 2, "--io lustre: need auto, posix or mpiio", "bad --io")
+    expect([mpi, "--function", "sin", "--io", "posix"], 2, "--io belongs to file mode", "--io in function mode")
     expect([mpi, os.path.join(w, "missing.h5")], 3, "missing.h5", "missing file")
     notfile = os.path.join(w, "text.h5")
     open(notfile, "w").write("this is not HDF5\n")
@@ -299,6 +336,10 @@ def check_cli(args, rng):
     # (xstep: inside the first exchange step, after the split, while a shared-transport partner
     # reads the failing rank's memory; xsetup: the shared transport's setup fails, an error
     # with --transport shared)
+    # (pread, pwrite: a failed system call of the posix driver, EIO, on one rank only: the
+    # ranks agree on it; the mpiio driver has no such hook; "+pieces": with
+    # GPUPRIM_READ_PIECE_BYTES=1000, so that the data go through two host pieces, a write
+    # failing with a download in flight)
     faults = [("2:alloc", 7, "auto"), ("1:read", 5, "auto"), ("2:reduce", 7, "auto"),
               ("0:sort", 7, "auto"), ("1:exchange", 7, "auto"), ("2:write", 6, "auto"),
               ("1:sort:kill", None, "auto"), ("2:tmpfile", None, "auto"), ("0:tmpfile", None, "auto"),
@@ -306,19 +347,26 @@ def check_cli(args, rng):
     for tr in ("shared", "mpi"):
         faults += [("1:exchange:kill", None, tr), ("1:xstep", 7, tr), ("0:xstep:kill", None, tr),
                    ("2:xstep:kill", None, tr)]
+    if args.io != "mpiio":
+        faults += [("1:pread", 5, "auto"), ("2:pwrite", 6, "auto"), ("0:pwrite", 6, "auto"),
+                   ("1:pwrite+pieces", 6, "auto"), ("2:pread+pieces", 5, "auto")]
     for fault, want, tr in faults:
         fo = os.path.join(w, "fault_out.h5")
         t0 = time.time()
+        env = dict(os.environ, GPUPRIM_FAULT=fault.split("+")[0])
+        if fault.endswith("+pieces"):
+            env["GPUPRIM_READ_PIECE_BYTES"] = "1000"
         p = run_mpi(args, 3, [mpi, good, "--out", fo, "--quiet", "--backend", args.backend,
                               "--transport", tr],
-                    timeout=120, env=dict(os.environ, GPUPRIM_FAULT=fault))
+                    timeout=120, env=env)
         fault = f"{fault} (--transport {tr})"
         took = time.time() - t0
         ours = [l for l in p.stderr.splitlines() if l.startswith("gpuprim_mpi: error")]
         check(p.returncode == want if want else p.returncode != 0,
               f"fault {fault}: exit {p.returncode}, want {want or 'non-zero'}")
         check(took < 60, f"fault {fault}: the job took {took:.1f} s to end")
-        named = "cannot allocate" if ":alloc " in fault else "GPUPRIM_FAULT"
+        named = "cannot allocate" if ":alloc " in fault else \
+            os.strerror(5) if "pread" in fault or "pwrite" in fault else "GPUPRIM_FAULT"
         check(want is None or (len(ours) == 1 and named in ours[0]),
               f"fault {fault}: want one error line naming the fault, got {ours}")
         check(not [f for f in os.listdir(w) if f.startswith("fault_out.h5") or ".gpuprim." in f],
@@ -355,6 +403,7 @@ def check_cli(args, rng):
         check(used == ["shared", "mpi", "shared"], f"cli auto across nodes of 2: steps {used}")
     expect([mpi, good, "--transport", "tcp"], 2, "--transport", "bad transport")
     expect([mpi, good, "--no-sort", "--transport", "mpi"], 2, "--transport", "--transport with --no-sort")
+    check_drivers(args, rng)
     p = run(args, [mpi, "--help"], np_=1)
     check(p.returncode == 0 and "--function" in p.stdout, "cli --help")
     p = run(args, [mpi, "--version"], np_=1)
@@ -426,8 +475,8 @@ def main():
     args = ap.parse_args()
     fresh_dir(args.work)
     seed = test_seed()
-    print(f"e2e: np={args.np} backend={args.backend} transport={args.transport} seed={seed} "
-          "(GPUPRIM_TEST_SEED reproduces)", flush=True)
+    print(f"e2e: np={args.np} backend={args.backend} transport={args.transport} "
+          f"io={args.io or 'default'} seed={seed} (GPUPRIM_TEST_SEED reproduces)", flush=True)
     rng = np.random.default_rng(seed)
     if cuda_missing(args):
         return 77

@@ -450,7 +450,7 @@ def main():
     # run from the output folder: nothing may appear there but what a success writes
     os.chdir(outdir)
     nps = args.nps
-    print(f"e2e_badinput: nps={nps} backend={args.backend} limit={args.limit} s", flush=True)
+    print(f"e2e_badinput: nps={nps} backend={args.backend} io={args.io or 'default'} limit={args.limit} s", flush=True)
     cases = bad_cases(fx)
     for P in nps:
         for name, path, opts, code, needles in cases:

@@ -6,8 +6,9 @@ usage: e2e_big_counts.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --backend
                          [--nps 1,2] [--sort]
 
 The file has two chunked datasets of N elements, /i8 (int8, fill value -3) and /i32 (int32,
-fill value -1000), chunks of 1000003 elements. Only the chunks under four written regions
-exist: the start, the middle, a region across element 2^31 and the last 17 elements; every
+fill value -1000), chunks of 1000003 elements, and a contiguous one, /c32 (int32, fill value
+0: its storage is one block of 4 N bytes, a hole on disk but for the written regions). Only
+the chunks under four written regions exist: the start, the middle, a region across element 2^31 and the last 17 elements; every
 other element reads as the fill value. The written values are small random integers plus
 the extremes at known places: the maximum (127, INT32_MAX) in the middle and the minimum
 (-128, INT32_MIN) past element 2^31, so a reader that stops at 2^31 gets min, sum and
@@ -23,17 +24,21 @@ Runs (each checked bit for bit against those numbers, as float.hex):
      every partial sum is an integer below 2^53, so the float64 sum and sum of squares are
      exact and the default summation must give them exactly.
   2. np = second of --nps (2: N / 2 per rank, the global count > 2^31 across ranks), /i32
-     (no conversion: collective MPI-IO reads), --no-sort --reproducible --dx 0.25: the sum
+     (no conversion), --no-sort --reproducible --dx 0.25: the sum
      of squares (~9.2e18) is not exact in float64, so the exact (Kulisch) sums must be the
      correctly rounded values Python's int -> float gives.
+  3. np = first of --nps, /c32 (--no-sort unless --sort): with the posix I/O driver one
+     pread of 8 GiB into one rank's memory (in system calls of at most 1 GiB), with mpiio
+     collective reads of 1 GiB pieces.
 With --sort (the GPU twin; the CPU backend cannot sort 2^31 elements in 23 GB: the read
 buffer, the device copy and the radix sort's scratch are 8 GiB each) both runs also sort:
 the JSON must say sorted and verified (no descents, count and multiset hash kept), and run
 1 writes --out, whose int8 values must be the expected runs of each value in order.
 
-Memory: the CPU backend holds the shard twice (the read buffer and the "device" copy), so
-a run needs about 2 * 4 * N bytes = 16 GiB over all ranks, whatever the rank count; the
-test is skipped (exit 77) when /proc/meminfo's MemAvailable is below that plus 1 GiB. The
+Memory: the CPU backend holds the shard once (4 * N bytes over all ranks, whatever the rank
+count), and run 3 fills the page cache with the 4 * N bytes of /c32 (zeros, read from a
+hole) besides; the test is skipped (exit 77) when /proc/meminfo's MemAvailable is below
+2 * 4 * N bytes plus 1 GiB. The
 runs take about a minute each on 2 cores (page faults of 16 GiB dominate).
 Exit 0 when all pass, 1 on a failure, 77 when skipped (no GPU for --backend cuda, or too
 little memory).
@@ -80,9 +85,14 @@ def regions():
     return [(0, 1000), (N // 2 - 700, N // 2 + 300), (bound - 600, bound + 10), (N - 17, N)]
 
 
-def make_dataset(f, name, dtype, fill, lo, hi, extreme_min, extreme_max, rng):
-    """Writes dataset `name` and returns its closed-form facts (Python ints)."""
-    d = f.create_dataset(name, shape=(N,), dtype=dtype, chunks=(CHUNK,), fillvalue=fill)
+def make_dataset(f, name, dtype, fill, lo, hi, extreme_min, extreme_max, rng, chunked=True):
+    """Writes dataset `name` (chunked, else contiguous: then fill must be 0, which HDF5 does
+    not write, so the block stays a hole) and returns its closed-form facts (Python ints)."""
+    if chunked:
+        d = f.create_dataset(name, shape=(N,), dtype=dtype, chunks=(CHUNK,), fillvalue=fill)
+    else:
+        assert fill == 0
+        d = f.create_dataset(name, shape=(N,), dtype=dtype)
     W = S = S2 = 0
     first = last = None
     vmin, vmax = fill, fill
@@ -119,6 +129,8 @@ def make_file(path, rng):
             "i8": make_dataset(f, "i8", np.int8, -3, -100, 100, -128, 127, rng),
             "i32": make_dataset(f, "i32", np.int32, -1000, -2**19, 2**19,
                                 -2**31, 2**31 - 1, rng),
+            "c32": make_dataset(f, "c32", np.int32, 0, -2**10, 2**10, -2**20, 2**20, rng,
+                                chunked=False),
         }
     # the histogram of /i8 for the sorted output (value -> count)
     hist = {}
@@ -224,7 +236,7 @@ def main():
         ap.error("--nps takes two rank counts")
     t_all = time.time()
     print(f"e2e_big_counts: N = {N}{' = 2^31 + 37' if N == 2**31 + 37 else ''}, nps = {nps}, backend {args.backend}, "
-          f"sort {'on' if args.sort else 'off'}", flush=True)
+          f"io {args.io or 'default'}, sort {'on' if args.sort else 'off'}", flush=True)
 
     if cuda_missing(args):
         return 77
@@ -241,12 +253,13 @@ def main():
     path = os.path.join(args.work, "big.h5")
     rng = np.random.default_rng(20261130)  # fixed: the expected values are closed forms anyway
     facts = make_file(path, rng)
-    print(f"wrote {path}: {os.path.getsize(path)} bytes on disk, 2 datasets of {N} elements",
-          flush=True)
+    print(f"wrote {path}: {os.path.getsize(path)} bytes ({os.stat(path).st_blocks * 512} on disk), "
+          f"3 datasets of {N} elements", flush=True)
 
     runs = [  # (P, dataset, options, dx, rounded squares)
         (nps[0], "i8", [], 1.0, False),
         (nps[1], "i32", ["--reproducible", "--dx", "0.25"], 0.25, True),
+        (nps[0], "c32", [], 1.0, False),
     ]
     for k, (P, ds, opts, dx, rounded) in enumerate(runs):
         tag = f"np {P} /{ds}{' ' + ' '.join(opts) if opts else ''}"

@@ -25,14 +25,17 @@ def rank_counts(text):
 
 def arg_parser(nps=None):
     """An ArgumentParser with the options every script takes: --bin BUILD_DIR (where
-    gpuprim_mpi is), --mpirun MPIRUN_SH, --work DIR (all three required) and --backend
-    (default cpu); with nps (e.g. "1,3") also --nps, parsed by rank_counts (the default
-    too), so that args.nps is a list. Scripts add their own options before parse_args()."""
+    gpuprim_mpi is), --mpirun MPIRUN_SH, --work DIR (all three required), --backend
+    (default cpu) and --io (default none: gpuprim_mpi's own default, auto; with posix or
+    mpiio every file-mode gpuprim_mpi run gets --io IO first, see run_mpi); with nps (e.g.
+    "1,3") also --nps, parsed by rank_counts (the default too), so that args.nps is a list.
+    Scripts add their own options before parse_args()."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--mpirun", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--backend", default="cpu")
+    ap.add_argument("--io", choices=("auto", "posix", "mpiio"), default=None)
     if nps is not None:
         ap.add_argument("--nps", type=rank_counts, default=nps)
     return ap
@@ -57,14 +60,26 @@ def prog(args, name):
     return os.path.join(args.bin, name)
 
 
+def with_io(args, argv):
+    """argv with `--io IO` right after the program when args.io is set, the program is
+    gpuprim_mpi and the run is in file mode (no --function, where --io is a usage error);
+    first, so that a test of a value left out at the end of the line still finds it left
+    out."""
+    argv = list(argv)
+    io = getattr(args, "io", None)
+    if io and argv and os.path.basename(argv[0]) == "gpuprim_mpi" and "--function" not in argv:
+        argv[1:1] = ["--io", io]
+    return argv
+
+
 def run_mpi(args, P, argv, timeout=600, env=None):
-    """Runs `sh MPIRUN_SH -np P ARGV...` with stdout and stderr captured as text, in a
-    process group of its own, and returns a subprocess.CompletedProcess (returncode,
-    stdout, stderr) with .seconds added (wall time). env: the environment (default: ours).
-    Past timeout seconds (or on an interrupt) mpirun is stopped (SIGTERM to its group, which
-    it passes on to every rank; SIGKILL 10 s later) and subprocess.TimeoutExpired (or the
-    interrupt) is raised."""
-    full = ["sh", args.mpirun, "-np", str(P)] + list(argv)
+    """Runs `sh MPIRUN_SH -np P ARGV...` (with_io: --io IO added for gpuprim_mpi) with stdout
+    and stderr captured as text, in a process group of its own, and returns a
+    subprocess.CompletedProcess (returncode, stdout, stderr) with .seconds added (wall time).
+    env: the environment (default: ours). Past timeout seconds (or on an interrupt) mpirun is
+    stopped (SIGTERM to its group, which it passes on to every rank; SIGKILL 10 s later) and
+    subprocess.TimeoutExpired (or the interrupt) is raised."""
+    full = ["sh", args.mpirun, "-np", str(P)] + with_io(args, argv)
     t0 = time.time()
     p = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
                          start_new_session=True)

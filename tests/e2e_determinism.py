@@ -113,7 +113,7 @@ def main():
     fresh_dir(args.work)
     seed = test_seed()
     print(f"e2e_determinism: nps={nps} repeats={args.repeats} backend={args.backend} "
-          f"seed={seed}", flush=True)
+          f"io={args.io or 'default'} seed={seed}", flush=True)
     if cuda_missing(args):
         return 77
     rng = np.random.default_rng(seed)

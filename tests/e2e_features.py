@@ -195,7 +195,7 @@ def main():
     fresh_dir(args.work)
     seed = test_seed()
     print(f"e2e_features: nps={args.nps} backend={args.backend} transport={args.transport} "
-          f"seed={seed}", flush=True)
+          f"io={args.io or 'default'} seed={seed}", flush=True)
     rng = np.random.default_rng(seed)
     if cuda_missing(args):
         return 77

@@ -195,7 +195,7 @@ def main():
     args = arg_parser(nps="1,2,3,4,5,6,7,8").parse_args()
     fresh_dir(args.work)
     seed = test_seed()
-    print(f"e2e_intsum: nps={args.nps} backend={args.backend} seed={seed}", flush=True)
+    print(f"e2e_intsum: nps={args.nps} backend={args.backend} io={args.io or 'default'} seed={seed}", flush=True)
     rng = np.random.default_rng(seed)
     if cuda_missing(args):
         return 77

@@ -20,9 +20,11 @@ report at most that much free memory. With 1 MiB, on an h5py-written file of 300
   one). With a limit well above the need the same sort succeeds.
 - a malformed GPUPRIM_DEVICE_MEM_LIMIT: exit 7 and one error line naming it.
 - the overlapped read + upload in pieces: with GPUPRIM_READ_PIECE_BYTES=1000 (pieces of 125
-  or 250 elements, thousands of collective reads with empty ones on the shorter shards) the
-  statistics, the --x integral and the sorted output are the same bits as with the default
-  256 MiB pieces (one piece here).
+  or 250 elements, thousands of reads, with --io mpiio collective ones with empty ones on the
+  shorter shards; on the CPU backend too through two host pieces, each upload overlapped with
+  the next read and each download with the write of the piece before, as on CUDA) the
+  statistics, the --x integral and the sorted output (written piece by piece) are the same
+  bits as with the default pieces (one piece here).
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
 """
 import json
@@ -202,8 +204,6 @@ def sort_need(args, P, esize, pairs):
     m = -(-N // P)
     slot = esize + (8 if pairs else 0)
     need = m * slot * (2 if P > 1 else 1)  # the shard and the exchange's receive buffer
-    if args.backend == "cpu" and P == 1:  # host memory: the read/write buffer counts (with
-        need += m * slot                      # P > 1 it is the exchange's receive buffer)
     return need
 
 
@@ -281,7 +281,7 @@ def main():
     args = arg_parser(nps="1,3").parse_args()
     fresh_dir(args.work)
     seed = test_seed()
-    print(f"e2e_memory: nps={args.nps} backend={args.backend} seed={seed} limit={LIMIT} bytes", flush=True)
+    print(f"e2e_memory: nps={args.nps} backend={args.backend} io={args.io or 'default'} seed={seed} limit={LIMIT} bytes", flush=True)
     rng = np.random.default_rng(seed)
     if cuda_missing(args):
         return 77

@@ -1284,7 +1284,8 @@ static void test_invalid_and_table(void)
               b->sort_values == gp_cpu_sort_values,
           "kernel entries are not the gp_cpu_* twins");
     CHECK(b->alloc && b->free && b->host_alloc && b->host_free && b->upload && b->download &&
-              b->last_error,
+              b->last_error && b->upload_async && b->upload_wait && b->download_async &&
+              b->download_wait,
           "a table entry is NULL");
     void *z1 = b->alloc(0), *z2 = b->alloc(0), *hz = b->host_alloc(0);
     CHECK(z1 && z2 && hz && z1 != z2, "alloc(0) does not give valid unique pointers");

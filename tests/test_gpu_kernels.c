@@ -894,6 +894,33 @@ static void test_api(void)
             free(back);
         }
         CHECK(&c, G->upload_async(NULL, hb, 8) == GP_EINVAL, "upload_async(NULL dev) accepted");
+        /* download_async in uneven pieces into pinned memory, then download_wait */
+        unsigned char *hd = (unsigned char *)G->host_alloc(4096);
+        CHECK(&c, hd != NULL, "host_alloc: %s", G->last_error());
+        if (hd) {
+            memset(hd, 0, 4096);
+            CHECK(&c, G->download_async(hd, d, 1) == GP_OK &&
+                          G->download_async(hd + 1, (char *)d + 1, 2999) == GP_OK &&
+                          G->download_async(hd + 3000, (char *)d + 3000, 1096) == GP_OK &&
+                          G->download_async(hd, d, 0) == GP_OK,
+                  "download_async: %s", G->last_error());
+            CHECK(&c, G->download_wait() == GP_OK, "download_wait: %s", G->last_error());
+            CHECK(&c, memcmp(hd, hb, 4096) == 0, "download_async pieces differ after download_wait");
+            /* after a kernel, fenced by synchronize (download_async does not order itself
+             * after the kernels: the caller does, as the job's write does): the copy sees the
+             * kernel's result (to_keys of float32 flips the sign bit of positive values) */
+            float fv[1024];
+            uint32_t want[1024];
+            for (int i = 0; i < 1024; i++) fv[i] = (float)i + 0.5f;
+            for (int i = 0; i < 1024; i++) want[i] = (uint32_t)gp_key_of(GP_F32, &fv[i]);
+            CHECK(&c, G->upload(d, fv, sizeof fv) == GP_OK && G->to_keys(GP_F32, d, 1024) == GP_OK &&
+                          G->synchronize() == GP_OK &&
+                          G->download_async(hd, d, sizeof fv) == GP_OK && G->download_wait() == GP_OK,
+                  "to_keys + download_async: %s", G->last_error());
+            CHECK(&c, memcmp(hd, want, sizeof want) == 0, "download_async did not see the kernel's keys");
+            CHECK(&c, G->download_async(NULL, d, 8) == GP_EINVAL, "download_async(NULL host) accepted");
+            G->host_free(hd);
+        }
     }
     CHECK(&c, G->stats((gp_dtype)GP_NDTYPES, d, 1, 0, &s) == GP_EINVAL, "bad dtype accepted");
     CHECK(&c, G->stats(GP_F32, d, -1, 0, &s) == GP_EINVAL, "n < 0 accepted");

@@ -1,11 +1,14 @@
 /* test_iodriver.c — the choice of the I/O driver (io/iodriver.c): gp_io_choose on plain
  * values of the requested mode and the file system, the names and the parser, and once
- * gp_io_env_of on a real path. No MPI. Exit 0 when every check passes. */
+ * gp_io_env_of on a real path; and the file job's piece size per driver and backend
+ * (gp_job_piece_bytes, src/job.c) with faked knob values. No MPI. Exit 0 when every check
+ * passes. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <string.h>
 
-#include "h5io.h"
+#include "gp_iodriver.h"
+#include "job.h"
 #include "test_check.h"
 
 static gp_io_env fs(unsigned long magic)
@@ -82,11 +85,36 @@ static void test_env(void)
     CHECK(e.have_fs == 0, "NULL path: no file system");
 }
 
+static void test_pieces(void)
+{
+    const int64_t MiB = 1 << 20, big = (int64_t)1 << 40;
+    /* the defaults: mpiio 256 MiB (both backends), posix 32 MiB on CUDA, whole on the CPU */
+    CHECK(gp_job_piece_bytes(0, GP_IO_MPIIO, 0, big) == 256 * MiB, "mpiio, CUDA: 256 MiB");
+    CHECK(gp_job_piece_bytes(0, GP_IO_MPIIO, 1, big) == 256 * MiB, "mpiio, CPU: 256 MiB");
+    CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 0, big) == 32 * MiB, "posix, CUDA: 32 MiB");
+    CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 1, big) == 0, "posix, CPU: whole shards");
+    /* capped by the largest read, at least 8 bytes */
+    CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 0, 4000) == 4000, "capped at the read");
+    CHECK(gp_job_piece_bytes(0, GP_IO_MPIIO, 1, 3) == 8, "never under 8 bytes");
+    /* the knob, when set, for every driver and backend */
+    CHECK(gp_job_piece_bytes(1000, GP_IO_POSIX, 1, big) == 1000, "knob 1000 on the CPU");
+    CHECK(gp_job_piece_bytes(1000, GP_IO_MPIIO, 0, big) == 1000, "knob 1000, mpiio");
+    CHECK(gp_job_piece_bytes(1, GP_IO_POSIX, 0, big) == 8, "knob 1: 8 bytes");
+    /* the knob's value: a positive decimal integer, else 0 (ignored) */
+    CHECK(gp_job_piece_knob("1000") == 1000 && gp_job_piece_knob("268435456") == 268435456,
+          "knob values");
+    const char *bad[] = {NULL, "", "0", "-5", "12MiB", "1e6", " 64", "+64", "0x100",
+                         "99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(gp_job_piece_knob(bad[i]) == 0, "knob '%s' ignored", bad[i] ? bad[i] : "(unset)");
+}
+
 int main(void)
 {
     test_choose();
     test_names();
     test_env();
+    test_pieces();
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }

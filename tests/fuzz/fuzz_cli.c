@@ -13,7 +13,8 @@
  *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode
  *     rules, the --out / --force / --no-sort / --argsort / --payload / --x / --dx /
  *     --transport combinations (--transport only in file mode with a sort, one of auto,
- *     shared, mpi); no value of --out, --json,
+ *     shared, mpi), --io one of auto, posix, mpiio (its last value; auto when absent; file
+ *     mode only); no value of --out, --json,
  *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
  *   - every string in the result is one of the argv words (no copies, no pointers into the
  *     middle of one), and parsing again gives the same result (no hidden state).
@@ -78,18 +79,18 @@ static int is_word(const char *p, int argc, char **argv)
 /* An independent model of the command line's shape: which words are option values (the
  * last value of each option wins), which are flags, which is the file. */
 typedef struct model {
-    const char *val[12]; /* last value of each option of `valued` */
+    const char *val[13]; /* last value of each option of `valued` */
     int flag[11];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
     const char *file;
     int npositional;
 } model;
 
-static const char *const valued[12] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+static const char *const valued[13] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
                                        "--function", "--a", "--b", "--n", "--backend",
-                                       "--transport"};
+                                       "--transport", "--io"};
 enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
-       V_TRANSPORT };
+       V_TRANSPORT, V_IO };
 static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
                                         {"--descending", NULL}, {"--stable", NULL},
                                         {"--argsort", NULL}, {"--reproducible", NULL},
@@ -101,7 +102,7 @@ static void shape(int argc, char **argv, model *m)
     for (int i = 1; i < argc; i++) {
         const char *w = argv[i];
         int done = 0;
-        for (int k = 0; k < 12 && !done; k++)
+        for (int k = 0; k < 13 && !done; k++)
             if (strcmp(w, valued[k]) == 0 && i + 1 < argc) m->val[k] = argv[++i], done = 1;
         for (int k = 0; flags[k][0] && !done; k++)
             if (strcmp(w, flags[k][0]) == 0 || (flags[k][1] && strcmp(w, flags[k][1]) == 0))
@@ -209,6 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(o.progress >= -1 && o.progress <= 1, "progress %d", o.progress);
         CHECK(o.transport == GP_TRANSPORT_OPT_AUTO || o.transport == GP_TRANSPORT_OPT_SHARED ||
                   o.transport == GP_TRANSPORT_OPT_MPI, "transport %d", (int)o.transport);
+        CHECK(o.io == GP_IO_AUTO || o.io == GP_IO_POSIX || o.io == GP_IO_MPIIO, "io %d", (int)o.io);
         const int fv[] = {o.force, o.no_sort, o.descending, o.stable, o.argsort,
                           o.reproducible, o.quiet, o.verbose, o.function_mode};
         for (size_t k = 0; k < sizeof fv / sizeof fv[0]; k++)
@@ -246,6 +248,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (m.val[V_A]) CHECK(o.a == strtod(m.val[V_A], NULL), "--a %s gave %g", m.val[V_A], o.a);
         if (m.val[V_B]) CHECK(o.b == strtod(m.val[V_B], NULL), "--b %s gave %g", m.val[V_B], o.b);
+        /* --io: its last value, one of the three; auto when not given */
+        gp_io_mode want_io = GP_IO_AUTO;
+        if (m.val[V_IO])
+            CHECK(gp_io_mode_parse(m.val[V_IO], &want_io) == 0, "--io %s accepted", m.val[V_IO]);
+        CHECK(o.io == want_io, "--io: %d, want %d", (int)o.io, (int)want_io);
         if (m.val[V_N]) {
             int64_t want = count_of(m.val[V_N]);
             CHECK(want != -1, "--n %s accepted (as %lld): not a documented form", m.val[V_N],
@@ -254,7 +261,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   (long long)o.n, (long long)want);
         }
         if (o.function_mode) {
-            CHECK(!o.file && !o.out && !o.force && !o.xdataset && !o.dataset,
+            CHECK(!o.file && !o.out && !o.force && !o.xdataset && !o.dataset && !m.val[V_IO],
                   "file-mode input or output in function mode");
             CHECK((int)o.func >= 0 && (int)o.func < GP_NFUNCS, "func %d", (int)o.func);
             CHECK(isfinite(o.a) && isfinite(o.b) && isfinite(o.b - o.a), "a %g b %g", o.a, o.b);

@@ -16,7 +16,9 @@
  *     written, read as the fill value), or not written at all (a set or default fill);
  *   - soft links (to a dataset, a group, nowhere), external links (to a dataset of a second
  *     file, to a missing file or object), hard aliases; an attribute; old or new format.
- * Then gp_h5_open (the requested dataset or the default search), gp_h5_read of the whole
+ * Then gp_h5_open_io with the mpiio or the posix driver (bit 1 of the first byte; the
+ * posix one reads each layout its own way: pread, pread + H5Tconvert, or H5Dread) of the
+ * requested dataset or the default search, gp_h5_read of the whole
  * dataset, of sub-ranges (also out-of-range ones), as other element types, and of a second
  * dataset as float64 (the --x path), and gp_h5_close run on MPI_COMM_WORLD of a singleton
  * MPI process, checking:
@@ -130,6 +132,7 @@ typedef struct lnk {
 
 typedef struct spec {
     int newformat, crt_order;
+    int posix;          /* read with the posix I/O driver (else mpiio) */
     int ngr, grparent[MAXGR];
     char grpath[MAXGR][32];
     int nds;
@@ -153,7 +156,8 @@ static struct {
 
 static void describe(const spec *S)
 {
-    fprintf(stderr, "  file %s (%s format)\n", F_MAIN, S->newformat ? "latest" : "earliest");
+    fprintf(stderr, "  file %s (%s format), read with --io %s\n", F_MAIN,
+            S->newformat ? "latest" : "earliest", S->posix ? "posix" : "mpiio");
     for (int g = 0; g < S->ngr; g++) fprintf(stderr, "  group %s\n", S->grpath[g]);
     for (int i = 0; i < S->nds; i++) {
         const ds *d = &S->d[i];
@@ -455,7 +459,11 @@ static void decode_ds(rd *r, spec *S, int i)
 static void decode(rd *r, spec *S)
 {
     memset(S, 0, sizeof *S);
-    S->newformat = (int)pick(r, 2);
+    /* the first byte: bit 0 the format, bit 1 the I/O driver (so that the seeds of the
+     * corpus, written before the driver was a choice, keep their meaning) */
+    const unsigned b0 = u8(r);
+    S->newformat = (int)(b0 & 1);
+    S->posix = (int)((b0 >> 1) & 1);
     S->crt_order = (int)pick(r, 2);
     S->ngr = (int)pick(r, MAXGR + 1);
     for (int g = 0; g < S->ngr; g++) {
@@ -865,7 +873,8 @@ static void run(spec *S, rd *r)
     }
 
     memset(msg, 0x5a, MSGLEN);
-    int rc = gp_h5_open(MPI_COMM_WORLD, F_MAIN, req, &in, msg, MSGLEN);
+    int rc = gp_h5_open_io(MPI_COMM_WORLD, F_MAIN, req, S->posix ? GP_IO_POSIX : GP_IO_MPIIO, &in,
+                           msg, MSGLEN);
     const ds *d = t.kind == R_DS ? &S->d[t.ds] : NULL;
 
     if (rc) {
