@@ -11,6 +11,8 @@
 #include "cuda_internal.cuh"
 #include "cuda_ext.cuh"
 
+#include <cudaTypedefs.h> /* PFN_cuMemGetAddressRange_v3020 (no libcuda link) */
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -194,35 +196,94 @@ static int cuda_copy(void *dst, const void *src, size_t bytes)
     return GP_OK;
 }
 
-static_assert(sizeof(cudaIpcMemHandle_t) == GP_IPC_HANDLE_BYTES, "GP_IPC_HANDLE_BYTES");
+/* A handle of ipc_get: cudaIpcMemHandle_t, then the byte offset of the pointer in the
+ * allocation the handle names. cudaMalloc may sub-allocate small allocations from a larger
+ * block of the driver's, and the IPC calls then share (and cudaIpcOpenMemHandle maps) that
+ * whole block (CUDA C++ Programming Guide, "Interprocess Communication"), so the opener
+ * must add the offset of the pointer within it. */
+static_assert(sizeof(cudaIpcMemHandle_t) + sizeof(uint64_t) == GP_IPC_HANDLE_BYTES,
+              "GP_IPC_HANDLE_BYTES");
 
-/* The IPC handle of the allocation that starts at dev (from cuda_alloc). */
-static int cuda_ipc_get(void *dev, void *handle)
+/* The start of the driver allocation that holds p (cuMemGetAddressRange, reached through
+ * the runtime's driver entry point, so that the program does not link libcuda and still
+ * starts on machines without a driver). */
+static int alloc_base(const void *p, char **base)
 {
-    if (!dev || !handle) GPC_EINVAL("NULL pointer");
-    cudaIpcMemHandle_t h;
-    CUDA_CHECK(cudaIpcGetMemHandle(&h, dev));
-    memcpy(handle, &h, sizeof h);
+    static PFN_cuMemGetAddressRange_v3020 range = NULL;
+    if (!range) {
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        void *fn = NULL;
+        CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 3020,
+                                                    cudaEnableDefault, &q));
+        if (q != cudaDriverEntryPointSuccess || !fn) {
+            gpc_set_error("%s:%d: cudaGetDriverEntryPointByVersion(cuMemGetAddressRange): "
+                          "not found (result %d)", __FILE__, __LINE__, (int)q);
+            return GP_EDEVICE;
+        }
+        range = (PFN_cuMemGetAddressRange_v3020)fn;
+    }
+    CUdeviceptr b = 0;
+    size_t size = 0;
+    const CUresult r = range(&b, &size, (CUdeviceptr)(uintptr_t)p);
+    if (r != CUDA_SUCCESS || b > (CUdeviceptr)(uintptr_t)p) {
+        gpc_set_error("%s:%d: cuMemGetAddressRange(%p) failed (CUresult %d)", __FILE__, __LINE__,
+                      p, (int)r);
+        return GP_EDEVICE;
+    }
+    *base = (char *)(uintptr_t)b;
     return GP_OK;
 }
 
-/* Maps another process's allocation named by handle (peer access enabled on demand). */
+/* The IPC handle of the allocation that holds dev (from cuda_alloc), with dev's offset. */
+static int cuda_ipc_get(void *dev, void *handle)
+{
+    if (!dev || !handle) GPC_EINVAL("NULL pointer");
+    char *base = NULL;
+    int rc = alloc_base(dev, &base);
+    if (rc) return rc;
+    cudaIpcMemHandle_t h;
+    CUDA_CHECK(cudaIpcGetMemHandle(&h, base));
+    const uint64_t off = (uint64_t)((char *)dev - base);
+    memcpy(handle, &h, sizeof h);
+    memcpy((char *)handle + sizeof h, &off, sizeof off);
+    return GP_OK;
+}
+
+/* The mappings of cuda_ipc_open: the pointer handed out and the mapping's start, which
+ * cudaIpcCloseMemHandle needs. One calling thread (the backend's contract). */
+enum { IPC_MAPS = 64 };
+static struct { void *dev, *base; } g_maps[IPC_MAPS];
+
+/* Maps the block of another process that a handle names (peer access enabled on demand)
+ * and returns the pointer at the handle's offset in it. */
 static int cuda_ipc_open(const void *handle, void **dev)
 {
     if (!handle || !dev) GPC_EINVAL("NULL pointer");
     cudaIpcMemHandle_t h;
+    uint64_t off = 0;
     memcpy(&h, handle, sizeof h);
+    memcpy(&off, (const char *)handle + sizeof h, sizeof off);
+    int slot = 0;
+    while (slot < IPC_MAPS && g_maps[slot].base) slot++;
+    if (slot == IPC_MAPS) GPC_EINVAL("more than %d IPC mappings open at once", IPC_MAPS);
     void *p = NULL;
     CUDA_CHECK(cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess));
-    *dev = p;
+    g_maps[slot].base = p;
+    g_maps[slot].dev = (char *)p + off;
+    *dev = g_maps[slot].dev;
     return GP_OK;
 }
 
-/* Unmaps what cuda_ipc_open mapped. */
+/* Unmaps what cuda_ipc_open mapped (dev: the pointer it returned). */
 static int cuda_ipc_close(void *dev)
 {
     if (!dev) GPC_EINVAL("NULL pointer");
-    CUDA_CHECK(cudaIpcCloseMemHandle(dev));
+    int slot = 0;
+    while (slot < IPC_MAPS && !(g_maps[slot].base && g_maps[slot].dev == dev)) slot++;
+    if (slot == IPC_MAPS) GPC_EINVAL("%p is not a pointer from ipc_open", dev);
+    void *base = g_maps[slot].base;
+    g_maps[slot].base = g_maps[slot].dev = NULL;
+    CUDA_CHECK(cudaIpcCloseMemHandle(base));
     return GP_OK;
 }
 

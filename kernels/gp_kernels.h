@@ -402,8 +402,10 @@ typedef struct gp_backend {
     /* Inter-process mapping of device memory (GP_CAP_IPC; the CPU backend returns
      * GP_EINVAL, "not supported"). ipc_get writes into handle[0, GP_IPC_HANDLE_BYTES) the
      * handle of the allocation that starts at dev (a pointer alloc() returned: CUDA
-     * cudaIpcGetMemHandle). ipc_open maps, in this process, the allocation of another
-     * process that a handle names and sets *dev to its start (cudaIpcOpenMemHandle with
+     * cudaIpcGetMemHandle of the driver block that holds it, and dev's offset in that
+     * block, since cudaMalloc may sub-allocate). ipc_open maps, in this process, the
+     * allocation of another process that a handle names and sets *dev to its start
+     * (cudaIpcOpenMemHandle, plus the offset; with
      * cudaIpcMemLazyEnablePeerAccess: a peer mapping over NVLink / PCIe when the other
      * process owns another GPU, the same device's memory when it shares this one); a
      * process cannot open its own handle. ipc_close unmaps what ipc_open mapped
@@ -422,8 +424,8 @@ typedef struct gp_backend {
 #define GP_CAP_HOST_MEMORY 1u /* device memory is host memory */
 #define GP_CAP_IPC 2u         /* ipc_get / ipc_open / ipc_close map memory between processes */
 
-/* Bytes of a handle of ipc_get / ipc_open (the size of cudaIpcMemHandle_t). */
-#define GP_IPC_HANDLE_BYTES 64
+/* Bytes of a handle of ipc_get / ipc_open (a cudaIpcMemHandle_t and a 64-bit offset). */
+#define GP_IPC_HANDLE_BYTES 72
 
 /* The CPU backend (always available). */
 const gp_backend *gp_backend_cpu(void);
