@@ -123,6 +123,9 @@ static int cuda_upload(void *dev, const void *host, size_t bytes)
     if (bytes == 0) return GP_OK;
     if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
     CUDA_CHECK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
+    /* from pageable memory cudaMemcpy returns once the bytes are staged, before the DMA
+     * lands: wait, so that the copy is complete for other streams and processes too */
+    CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;
 }
 

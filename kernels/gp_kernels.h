@@ -242,6 +242,9 @@ typedef struct gp_backend {
     /* host memory suitable for fast transfers (pinned for CUDA); NULL on failure */
     void *(*host_alloc)(size_t bytes);
     void (*host_free)(void *p);
+    /* Copies of `bytes` bytes host -> device and device -> host, complete on return (also
+     * for other streams and for processes that map the memory; CUDA: cudaMemcpy, then the
+     * device is synchronised). */
     int (*upload)(void *dev, const void *host, size_t bytes);
     int (*download)(void *host, const void *dev, size_t bytes);
 

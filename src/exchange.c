@@ -653,6 +653,9 @@ int gp_exchange_run(gp_exchange *x, int64_t *nkeys, int stable, gp_exchange_info
     memset(info, 0, sizeof *info);
     if (x->m < 0 || *nkeys < 0 || *nkeys > x->m) count_die(x->comm, x->rank, x->rank, *nkeys, x->m);
     stable = x->values && stable;
+    /* the shard is complete in device memory before a partner reads it (mapped, or through
+     * a copy stream of the staging), whatever stream or process wrote it */
+    if (x->P > 1 && x->be->synchronize()) die(x->comm, x->rank, "synchronize", x->be->last_error());
     int P2 = 1;
     while (P2 < x->P) P2 <<= 1;
     for (int k = 2; k <= P2; k <<= 1) {
