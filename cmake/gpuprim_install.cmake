@@ -1,7 +1,7 @@
 # gpuprim_install.cmake — `cmake --install BUILD [--prefix P]` installs:
 #   bin/gpuprim_mpi, bin/gpuprim_gen
 #   lib/libgpuprim.a
-#   include/gpuprim/{gpuprim.h, gp_kernels.h, gp_ext.h, gp_keys_ext.h, exchange.h, h5io.h, gp_iodriver.h}   (#include <gpuprim/gpuprim.h>)
+#   include/gpuprim/{gpuprim.h, gp_kernels.h, gp_ext.h, gp_keys_ext.h, exchange.h, h5io.h, gp_iodriver.h, gp_error.h}   (#include <gpuprim/gpuprim.h>)
 #   lib/cmake/gpuprim/gpuprimConfig.cmake (+ Version, Targets): find_package(gpuprim) gives
 #       the imported target gpuprim::gpuprim with its MPI, HDF5, threads (and, in a CUDA
 #       build, CUDA::cudart_static) usage requirements found again through find_dependency
@@ -22,6 +22,7 @@ install(FILES
           ${CMAKE_CURRENT_SOURCE_DIR}/src/exchange.h
           ${CMAKE_CURRENT_SOURCE_DIR}/io/h5io.h
           ${CMAKE_CURRENT_SOURCE_DIR}/io/gp_iodriver.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/io/gp_error.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuprim)
 install(EXPORT gpuprimTargets NAMESPACE gpuprim:: DESTINATION ${GPUPRIM_CMAKE_DIR})
 

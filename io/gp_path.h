@@ -1,11 +1,14 @@
 /* gp_path.h — file and dataset names: the folder of an output path, for the checks and the
- * temporary names beside the target, and names made printable on one line (io/h5io.c,
- * src/report.c, src/pipeline.c). Private: not installed. */
+ * temporary names beside the target, names made printable on one line, and the removal of
+ * a temporary file on a failing path (io/h5io.c, src/report.c, src/setup.c, src/main.c; a
+ * file that includes it defines _POSIX_C_SOURCE 200809L or more). Private: not installed. */
 #ifndef GP_PATH_H
 #define GP_PATH_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The folder of `path` into dir (dirlen bytes): "." for a bare name, "/" for a name in
  * the root, else everything before the last '/' ("a/b/c.h5" -> "a/b"); *base (when not
@@ -33,6 +36,17 @@ static inline void gp_one_line(char *s)
 {
     for (; *s; s++)
         if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
+/* Removes the temporary file tmp on a failing path; when that fails (other than for a file
+ * already gone), appends "; could not remove TMP (reason)" to the error in msg (msglen
+ * bytes; msg may be NULL). Not collective. */
+static inline void gp_remove_tmp(const char *tmp, char *msg, size_t msglen)
+{
+    if (unlink(tmp) == 0 || errno == ENOENT || !msg || !msglen) return;
+    const size_t l = strnlen(msg, msglen);
+    if (l + 1 < msglen)
+        snprintf(msg + l, msglen - l, "; could not remove %s (%s)", tmp, strerror(errno));
 }
 
 #endif

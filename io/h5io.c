@@ -40,25 +40,11 @@ static void fail(gp_err *e, int rc, const char *fmt, ...)
     e->rc = rc;
 }
 
-/* Makes every rank agree on the outcome: the lowest failing rank's code and message win.
- * Returns the agreed code (0 when no rank failed). */
-static int agree(MPI_Comm comm, gp_err *e, int mpicode)
+/* Makes every rank agree on the outcome (gp_agree's rule: the lowest failing rank's code
+ * and message). Returns the agreed code (0 when no rank failed). */
+static int agree(MPI_Comm comm, gp_err *e)
 {
-    int rank = 0, mine, low = INT_MAX;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS) {
-        fail(e, mpicode, "MPI_Comm_rank failed");
-        return e->rc;
-    }
-    mine = e->rc ? rank : INT_MAX;
-    if (MPI_Allreduce(&mine, &low, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) {
-        fail(e, mpicode, "MPI_Allreduce failed while agreeing on an error");
-        return e->rc;
-    }
-    if (low == INT_MAX) return 0;
-    if (MPI_Bcast(e, (int)sizeof *e, MPI_BYTE, low, comm) != MPI_SUCCESS) {
-        fail(e, mpicode, "MPI_Bcast failed while agreeing on an error");
-        return e->rc;
-    }
+    e->rc = gp_agree(comm, e->rc, e->text, sizeof e->text);
     return e->rc;
 }
 
@@ -585,7 +571,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
 
     if (!in) {
         fail(&e, GP_IO_EOPEN, "gp_h5_open: no input record");
-        agree(comm, &e, GP_IO_EOPEN);
+        agree(comm, &e);
         return finish(&e, msg, msglen);
     }
     memset(in, 0, sizeof *in);
@@ -616,7 +602,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
         gp_io_env_of(file, &env);
         mode = (int)gp_io_choose(io, &env);
     }
-    if (agree(comm, &e, GP_IO_EOPEN)) goto done;
+    if (agree(comm, &e)) goto done;
     if (MPI_Bcast(&mode, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         fail(&e, GP_IO_EOPEN, "%s: cannot open: MPI_Bcast failed", file);
     in->io = (gp_io_mode)mode;
@@ -633,7 +619,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
     }
     if (fapl >= 0 && H5Pclose(fapl) < 0)
         fail(&e, GP_IO_EOPEN, "%s: cannot open: H5Pclose failed", file);
-    if (agree(comm, &e, GP_IO_EOPEN)) goto done;
+    if (agree(comm, &e)) goto done;
 
     /* which dataset */
     if (dataset) {
@@ -665,7 +651,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
             free(c);
         }
     }
-    if (agree(comm, &e, GP_IO_EDATASET)) goto done;
+    if (agree(comm, &e)) goto done;
 
     ds_open(in->fid, file, path, &d, &e);
     if (!e.rc) {
@@ -683,7 +669,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
         d.did = H5I_INVALID_HID;
     }
     ds_close(&d);
-    agree(comm, &e, GP_IO_EDATASET);
+    agree(comm, &e);
 
 done:
     if (e.rc) close_input(in);
@@ -727,7 +713,7 @@ static void gather_ranges(MPI_Comm comm, int64_t off, int64_t cnt, int64_t **all
 }
 
 /* 1 when two ranks' non-empty ranges share an element. Collective. */
-static int ranges_overlap(MPI_Comm comm, int64_t off, int64_t cnt, const char *file,
+static int shards_overlap(MPI_Comm comm, int64_t off, int64_t cnt, const char *file,
                           gp_err *e)
 {
     int P = 0, over = 0;
@@ -919,7 +905,7 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
     mine = cnt > 0 ? (cnt + per - 1) / per : 0;
     if (MPI_Allreduce(&mine, &pieces, 1, MPI_INT64_T, MPI_MAX, comm) != MPI_SUCCESS) {
         fail(e, code, "%s: %s: MPI_Allreduce failed", file, dname);
-        agree(comm, e, code);
+        agree(comm, e);
         return;
     }
     fspace = H5Dget_space(did);
@@ -928,7 +914,7 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
     /* Open MPI 4.1's OMPIO returns wrong data from a collective read when ranks' ranges
      * overlap (open-mpi/ompi#10546 family): then keep the collective call but let each
      * rank do independent MPI-IO underneath. Disjoint shards stay fully collective. */
-    int indep = !writing && ranges_overlap(comm, off, cnt, file, e), out_of_range = 0;
+    int indep = !writing && shards_overlap(comm, off, cnt, file, e), out_of_range = 0;
     /* HDF5 1.10.8's collective read of a dataset whose storage is not all allocated (a
      * sparse file: chunks never written read as the fill value) fails in MPI_File_set_view
      * with MPI_ERR_TYPE, also with H5FD_MPIO_INDIVIDUAL_IO underneath; an independent
@@ -955,21 +941,21 @@ static void transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize_
         (writing && H5Pset_type_conv_cb(dxpl, range_cb, &out_of_range) < 0))
         fail(e, code, "%s: %s: cannot set up the collective transfer (%s)", file, dname,
              h5_reason().desc);
-    if (agree(comm, e, code)) goto out;
+    if (agree(comm, e)) goto out;
 
     for (int64_t k = 0; k < pieces; k++) {
         int64_t s = off + k * per, c = cnt - k * per;
         if (c > per) c = per;
         if (c < 0) c = 0;
         hid_t mspace = select_piece(fspace, nd, dims, s, c, code, file, dname, e);
-        if (!agree(comm, e, code)) {
+        if (!agree(comm, e)) {
             char *p = c > 0 ? (char *)buf + (size_t)(k * per) * esz : (char *)dummy;
             move_piece(writing, vds ? sdid : did, memtype, mspace, fspace,
                        vds ? H5P_DEFAULT : dxpl, p, &out_of_range, file, dname, e);
         }
         if (mspace >= 0 && H5Sclose(mspace) < 0)
             fail(e, code, "%s: %s: H5Sclose failed", file, dname);
-        if (agree(comm, e, code)) break;
+        if (agree(comm, e)) break;
     }
 out:
     if (sdid >= 0 && H5Dclose(sdid) < 0) fail(e, code, "%s: %s: H5Dclose failed", file, dname);
@@ -977,7 +963,7 @@ out:
     if (dxpl >= 0 && H5Pclose(dxpl) < 0) fail(e, code, "%s: %s: H5Pclose failed", file, dname);
     if (fspace >= 0 && H5Sclose(fspace) < 0)
         fail(e, code, "%s: %s: H5Sclose failed", file, dname);
-    agree(comm, e, code);
+    agree(comm, e);
 }
 
 /* ---- the reader ------------------------------------------------------------------------ */
@@ -1124,7 +1110,7 @@ int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset,
         fail(&e, GP_IO_EREAD, "gp_h5_read: the input is not open");
     else if (!r)
         fail(&e, GP_IO_EREAD, "%s: out of memory", in->file);
-    if (agree(comm, &e, GP_IO_EREAD)) goto bad;
+    if (agree(comm, &e)) goto bad;
     r->comm = comm;
     r->in = in;
     r->x.did = r->x.type = r->ftype = H5I_INVALID_HID;
@@ -1149,7 +1135,7 @@ int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset,
             snprintf(r->dname, sizeof r->dname, "%s", path);
         }
     }
-    if (agree(comm, &e, GP_IO_EDATASET)) goto bad;
+    if (agree(comm, &e)) goto bad;
     r->as = as;
     r->esz = gp_dtype_size(as);
     r->how = RD_MPIIO;
@@ -1157,7 +1143,7 @@ int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset,
         fail(&e, GP_IO_EREAD, "%s: %s: invalid element type %d", in->file, r->dname, (int)as);
     else if (in->io != GP_IO_MPIIO)
         plan_posix(r, &e);
-    if (agree(comm, &e, GP_IO_EREAD)) goto bad;
+    if (agree(comm, &e)) goto bad;
     *out = r;
     return 0;
 bad:
@@ -1258,7 +1244,7 @@ int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char
     else if (cnt > 0 && !buf)
         fail(&e, GP_IO_EREAD, "%s: %s: no buffer", file, r->dname);
     if (r->how == RD_MPIIO) {
-        if (!agree(r->comm, &e, GP_IO_EREAD))
+        if (!agree(r->comm, &e))
             transfer(r->comm, 0, r->did, r->nd, r->dims, native_of(r->as), r->esz, off, cnt,
                      buf, file, r->dname, &e);
         return finish(&e, msg, msglen);
@@ -1291,7 +1277,7 @@ int gp_h5_read(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dty
         gp_err e;
         memset(&e, 0, sizeof e);
         e.rc = gp_h5_reader_read(r, off, cnt, buf, e.text, sizeof e.text);
-        agree(comm, &e, GP_IO_EREAD);
+        agree(comm, &e);
         rc = finish(&e, msg, msglen);
     }
     gp_h5_reader_close(r);
@@ -1402,17 +1388,6 @@ static void tmp_signal(int sig)
 }
 
 static void tmp_atexit(void) { tmp_unlink_now(); }
-
-/* Removes the temporary file tmp on a failing path; when that fails (other than for a file
- * already gone), appends "; could not remove TMP (reason)" to the error in msg (msglen
- * bytes; msg may be NULL). */
-static void remove_tmp(const char *tmp, char *msg, size_t msglen)
-{
-    if (unlink(tmp) == 0 || errno == ENOENT || !msg || !msglen) return;
-    const size_t l = strnlen(msg, msglen);
-    if (l + 1 < msglen)
-        snprintf(msg + l, msglen - l, "; could not remove %s (%s)", tmp, strerror(errno));
-}
 
 static void tmp_guard(const char *tmp, int on)
 {
@@ -1607,7 +1582,7 @@ static void create_file(gp_h5_writer *w, gp_err *e)
         w->created = lstat(w->tmp, &st) == 0; /* ours: it did not exist before */
         if (w->created) tmp_guard(w->tmp, 1);
     }
-    if (agree(w->comm, e, GP_IO_EWRITE)) return;
+    if (agree(w->comm, e)) return;
     /* the exclusive create succeeded: the other ranks guard it too */
     if (w->rank != 0) tmp_guard(w->tmp, 1);
     /* test hook (tests/e2e.py): GPUPRIM_FAULT=RANK:tmpfile makes rank RANK die of SIGTERM
@@ -1635,7 +1610,7 @@ static void create_datasets(gp_h5_writer *w, gp_err *e)
             H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0)
             fail(e, GP_IO_EWRITE, "%s: cannot set up the datasets (%s)", w->path, h5_reason().desc);
     }
-    for (int k = 0; k < w->nds && !agree(w->comm, e, GP_IO_EWRITE); k++) {
+    for (int k = 0; k < w->nds && !agree(w->comm, e); k++) {
         wds *d = &w->ds[k];
         if (!creator) continue;
         hid_t did = H5Dcreate2(w->fid, d->name, d->ftype, space, lcpl, dcpl, H5P_DEFAULT);
@@ -1654,7 +1629,7 @@ static void create_datasets(gp_h5_writer *w, gp_err *e)
     if (space >= 0 && H5Sclose(space) < 0) fail(e, GP_IO_EWRITE, "%s: H5Sclose failed", w->path);
     if (dcpl >= 0 && H5Pclose(dcpl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
     if (lcpl >= 0 && H5Pclose(lcpl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
-    agree(w->comm, e, GP_IO_EWRITE);
+    agree(w->comm, e);
 }
 
 /* mpiio: every rank opens the datasets for the collective writes. */
@@ -1665,7 +1640,7 @@ static void open_datasets(gp_h5_writer *w, gp_err *e)
         if (w->ds[k].did < 0)
             fail(e, GP_IO_EWRITE, "%s: %s: cannot open the new dataset (%s)", w->path,
                  w->ds[k].name, h5_reason().desc);
-        agree(w->comm, e, GP_IO_EWRITE);
+        agree(w->comm, e);
     }
 }
 
@@ -1679,7 +1654,7 @@ static void open_for_pwrite(gp_h5_writer *w, gp_err *e)
     w->fid = H5I_INVALID_HID;
     if (!raw) fail(e, GP_IO_EWRITE, "%s: out of memory", w->path);
     for (int k = 0; raw && k < w->nds; k++) raw[k] = w->ds[k].raw;
-    if (agree(w->comm, e, GP_IO_EWRITE)) goto out;
+    if (agree(w->comm, e)) goto out;
     if (MPI_Bcast(raw, w->nds, MPI_INT64_T, 0, w->comm) != MPI_SUCCESS)
         fail(e, GP_IO_EWRITE, "%s: MPI_Bcast failed", w->path);
     size_t cbytes = 0; /* a converted piece of the widest dataset that needs one */
@@ -1702,7 +1677,7 @@ static void open_for_pwrite(gp_h5_writer *w, gp_err *e)
     }
 out:
     free(raw);
-    agree(w->comm, e, GP_IO_EWRITE);
+    agree(w->comm, e);
 }
 
 /* Ends a writer: closes the file, agrees on e; rank 0 renames it (or stages it, keeping its
@@ -1718,17 +1693,17 @@ static int writer_end(gp_h5_writer *w, int cancel, gp_err *e, char *msg, size_t 
         fail(e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, w->tmp, h5_reason().desc);
     if (w->fd >= 0 && close(w->fd) != 0)
         fail(e, GP_IO_EWRITE, "%s: cannot finish %s (%s)", P, w->tmp, strerror(errno));
-    agree(w->comm, e, GP_IO_EWRITE);
+    agree(w->comm, e);
     if (w->rank == 0 && w->created && !e->rc && !cancel && w->stage) {
         snprintf(g_staged_path, sizeof g_staged_path, "%s", P);
         g_staged = 1;
     } else if (w->rank == 0 && w->created) {
         if (!e->rc && !cancel && rename(w->tmp, P) != 0)
             fail(e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", P, w->tmp, strerror(errno));
-        if (e->rc || cancel) remove_tmp(w->tmp, e->rc ? e->text : NULL, sizeof e->text);
+        if (e->rc || cancel) gp_remove_tmp(w->tmp, e->rc ? e->text : NULL, sizeof e->text);
         tmp_guard(w->tmp, 0);
     }
-    agree(w->comm, e, GP_IO_EWRITE);
+    agree(w->comm, e);
     /* the other ranks' part ends here: rank 0 renames or removes the file */
     if (w->rank != 0 && g_tmp_armed) tmp_guard(w->tmp, 0);
     writer_free(w);
@@ -1750,15 +1725,15 @@ static int writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path
         fail(&e, GP_IO_EWRITE, "%s: MPI_Comm_rank failed", path ? path : "(no path)");
     check_request(path, ds, nds, n_total, off, cnt, need_buf, stage, &e);
     if (!e.rc) w = writer_new(comm, rank, stage, path, ds, nds, n_total, off, cnt, &e);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    if (agree(comm, &e)) goto early;
     check_tiling(comm, w->path, n_total, off, cnt, &e);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    if (agree(comm, &e)) goto early;
     if (rank == 0) pick_tmp(w, force, io, &mode, &e);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    if (agree(comm, &e)) goto early;
     if (MPI_Bcast(w->tmp, (int)sizeof w->tmp, MPI_CHAR, 0, comm) != MPI_SUCCESS ||
         MPI_Bcast(&mode, 1, MPI_INT, 0, comm) != MPI_SUCCESS)
         fail(&e, GP_IO_EWRITE, "%s: MPI_Bcast failed", path);
-    if (agree(comm, &e, GP_IO_EWRITE)) goto early;
+    if (agree(comm, &e)) goto early;
     w->io = (gp_io_mode)mode;
 
     create_file(w, &e);
@@ -1840,7 +1815,7 @@ int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const v
         fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", w->path, D);
     if (w->io == GP_IO_MPIIO) {
         hsize_t dim = (hsize_t)w->n_total;
-        if (!agree(w->comm, &e, GP_IO_EWRITE))
+        if (!agree(w->comm, &e))
             transfer(w->comm, 1, w->ds[k].did, 1, &dim, native_of(w->ds[k].mem), w->ds[k].msz,
                      off, cnt, (void *)buf, w->path, D, &e);
     } else if (w->e.rc) {
@@ -1901,7 +1876,7 @@ int gp_h5_publish(char *msg, size_t msglen)
     if (rename(g_tmp_path, g_staged_path) != 0) {
         fail(&e, GP_IO_EWRITE, "%s: cannot rename %s to it (%s)", g_staged_path, g_tmp_path,
              strerror(errno));
-        remove_tmp(g_tmp_path, e.text, sizeof e.text);
+        gp_remove_tmp(g_tmp_path, e.text, sizeof e.text);
     }
     g_staged = 0;
     tmp_guard(g_tmp_path, 0);
@@ -1911,7 +1886,7 @@ int gp_h5_publish(char *msg, size_t msglen)
 void gp_h5_discard(char *msg, size_t msglen)
 {
     if (!g_staged) return;
-    remove_tmp(g_tmp_path, msg, msglen);
+    gp_remove_tmp(g_tmp_path, msg, msglen);
     g_staged = 0;
     tmp_guard(g_tmp_path, 0);
 }

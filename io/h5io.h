@@ -29,15 +29,20 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "gp_error.h"
 #include "gp_iodriver.h"
 #include "gp_kernels.h"
 
-/* error codes (also used as the program's exit codes, see src/cli.h) */
-#define GP_IO_EOPEN 3     /* file missing, unreadable, or not an HDF5 file */
-#define GP_IO_EDATASET 4  /* dataset missing, ambiguous, behind a dangling link, or of an
-                             unsupported class/shape */
-#define GP_IO_EREAD 5     /* the read itself failed (corrupt data, missing filter, ...) */
-#define GP_IO_EWRITE 6    /* the output could not be written (or exists, see force) */
+/* The failures of io/, as the kinds of gp_error.h (the names stay for the callers):
+ * GP_IO_EOPEN: the file is missing, unreadable, or not an HDF5 file; GP_IO_EDATASET: the
+ * dataset is missing, ambiguous, behind a dangling link, or of an unsupported class/shape;
+ * GP_IO_EREAD: the read itself failed (corrupt data, missing filter, ...); GP_IO_EWRITE:
+ * the output could not be written (or exists, see force). A failed MPI call is
+ * GP_ERR_INTERNAL. */
+#define GP_IO_EOPEN GP_ERR_OPEN
+#define GP_IO_EDATASET GP_ERR_DATASET
+#define GP_IO_EREAD GP_ERR_READ
+#define GP_IO_EWRITE GP_ERR_WRITE
 
 #define GP_H5_MAXDIMS 32
 #define GP_H5_PATHLEN 1024

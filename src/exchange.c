@@ -80,22 +80,6 @@ int gp_superacc_allreduce(MPI_Comm comm, const gp_superacc *mine, gp_superacc *t
     return reduce_record(comm, mine, total, sizeof *total, superacc_op, 1 /* exact */, -1);
 }
 
-/* ---- agreement on errors ------------------------------------------------------------- */
-
-int gp_agree(MPI_Comm comm, int err, char *msg, size_t msglen)
-{
-    int rank, size, worst = 0, first;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    MPI_Allreduce(&err, &worst, 1, MPI_INT, MPI_MAX, comm);
-    if (worst == 0) return 0;
-    int cand = err ? rank : size;
-    MPI_Allreduce(&cand, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (msglen > 0) msg[msglen - 1] = '\0';
-    MPI_Bcast(msg, (int)msglen, MPI_CHAR, first, comm);
-    return worst;
-}
-
 /* ---- point-to-point in pieces -------------------------------------------------------- */
 
 #define GP_MPI_PIECE ((int64_t)1 << 30)
@@ -137,7 +121,7 @@ static void a2a_die(MPI_Comm comm, int rank, const char *what)
 {
     fprintf(stderr, "%s: error: rank %d: all-to-all: %s\n", prog_name(), rank, what);
     fflush(stderr);
-    MPI_Abort(comm, 1);
+    MPI_Abort(comm, GP_ERR_INTERNAL);
 }
 
 /* MPI_Alltoallv takes int counts and int displacements (in elements), so one call cannot
@@ -342,7 +326,7 @@ static void die(MPI_Comm comm, int rank, const char *what, const char *detail)
     fprintf(stderr, "%s: error: rank %d: merge exchange: %s: %s\n", prog_name(), rank, what,
             detail ? detail : "");
     fflush(stderr);
-    MPI_Abort(comm, 7);
+    MPI_Abort(comm, GP_ERR_DEVICE);
 }
 
 /* die() with the text of an MPI error code. */

@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdint.h>
 
+#include "gp_error.h" /* gp_agree, the failure kinds */
 #include "gp_kernels.h"
 
 /* The rank that holds global element g (0 <= g < n) when n elements are sharded over P
@@ -91,7 +92,8 @@ int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total);
  * host memory) only where the mpi transport stages. No whole-shard host buffer.
  *
  * Failures: a failing MPI, window, IPC or backend call in a step, or a count outside
- * [0, m] (this rank's or a partner's), aborts the job (MPI_Abort, code 7) with one line,
+ * [0, m] (this rank's or a partner's), aborts the job (MPI_Abort with GP_ERR_DEVICE, 7,
+ * gp_error.h) with one line,
  * "PROGRAM: error: rank R: merge exchange: ..." — the partner would otherwise wait
  * forever, or read memory that is gone. A partner that dies ends the job through the
  * launcher. */
@@ -236,7 +238,7 @@ int gp_sendrecv_bytes(MPI_Comm comm, int partner, const void *sbuf, int64_t sbyt
  * or displacement, esz == 0, NULL arrays, own counts that differ, more than INT_MAX
  * messages on a rank) or MPI_ERR_NO_MEM (request array); or the error of the agreeing
  * MPI_Allreduce. A failing MPI_Isend / MPI_Irecv / MPI_Waitall aborts the job with a
- * one-line message (the partners would otherwise wait forever). */
+ * one-line message and GP_ERR_INTERNAL (1; the partners would otherwise wait forever). */
 int gp_alltoallv_big(MPI_Comm comm, const void *sbuf, const int64_t *scount,
                      const int64_t *sdispl, void *rbuf, const int64_t *rcount,
                      const int64_t *rdispl, size_t esz, int64_t piece);
@@ -250,9 +252,5 @@ int gp_alltoallv_big(MPI_Comm comm, const void *sbuf, const int64_t *scount,
  * error). */
 int gp_gather_by_index(MPI_Comm comm, int64_t n, const uint64_t *idx, int64_t nk,
                        const void *local, size_t esz, void *out);
-
-/* Makes every rank agree on an error: returns the largest `err` over the ranks and copies
- * the message of the lowest failing rank into msg on every rank. Collective. */
-int gp_agree(MPI_Comm comm, int err, char *msg, size_t msglen);
 
 #endif /* GP_EXCHANGE_H */

@@ -5,18 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gp_path.h" /* gp_remove_tmp */
 #include "h5io.h"
 #include "job.h"
 #include "progress.h"
-
-/* Removes the temporary file tmp on a failing path; if that fails, says so after msg. */
-static void remove_tmp(const char *tmp, char *msg, size_t msglen)
-{
-    if (unlink(tmp) == 0 || errno == ENOENT) return;
-    size_t l = strnlen(msg, msglen);
-    if (l + 1 < msglen)
-        snprintf(msg + l, msglen - l, "; could not remove %s (%s)", tmp, strerror(errno));
-}
 
 /* Rank 0, after a successful run: the --out file (left under its temporary name by
  * gp_run_file) and the --json report appear both or neither. The report is written to its
@@ -32,12 +24,12 @@ static int publish_outputs(const gp_result *res, const gp_options *o, char *msg,
         return GP_EXIT_WRITE;
     }
     if (gp_h5_publish(msg, msglen) != 0) {
-        if (jtmp[0]) remove_tmp(jtmp, msg, msglen);
+        if (jtmp[0]) gp_remove_tmp(jtmp, msg, msglen);
         return GP_EXIT_WRITE;
     }
     if (jtmp[0] && rename(jtmp, o->json) != 0) {
         snprintf(msg, msglen, "%s: cannot write the JSON report (%s)", o->json, strerror(errno));
-        remove_tmp(jtmp, msg, msglen);
+        gp_remove_tmp(jtmp, msg, msglen);
         /* a successful run with --out has just published it: undo that */
         if (o->out) {
             size_t l = strlen(msg);
