@@ -1,11 +1,15 @@
-/* cli.c — option parsing for gpuprim_mpi. */
+/* cli.c — option parsing for gpuprim_mpi: getopt_long over a table of the options. */
+#define _GNU_SOURCE /* getopt_long */
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "count.h"
 
 void gp_print_usage(void)
 {
@@ -85,6 +89,10 @@ void gp_print_usage(void)
         "  --version          print the version and whether this build has the CUDA backend;\n"
         "                     exit 0\n"
         "\n"
+        "An option's value is the next word or follows '=': --out FILE or --out=FILE. A\n"
+        "long option may be shortened to any prefix that names only it (--verb for\n"
+        "--verbose; scripts should spell options in full, as a new option can make a prefix\n"
+        "ambiguous); -q and -v combine (-qv). An option given twice keeps its last value.\n"
         "A FILE or DATASET value may not start with '-' (an option in its place means the value\n"
         "is missing): write ./-q for a file named -q, /-q for a dataset named -q.\n"
         "\n"
@@ -92,17 +100,8 @@ void gp_print_usage(void)
         "Slurm's --gpus-per-task=1 leaves one per rank). More ranks than GPUs on a node share\n"
         "them, with one warning. Times are wall-clock milliseconds, the maximum over ranks.\n"
         "\n"
-        "exit codes (the same on every rank)\n"
-        "  0  success\n"
-        "  1  internal or MPI error\n"
-        "  2  bad command line\n"
-        "  3  input file missing, unreadable, or not HDF5\n"
-        "  4  dataset missing, ambiguous, behind a dangling link, or of an unsupported\n"
-        "     class or shape\n"
-        "  5  reading the data failed\n"
-        "  6  the output (--out, --json) could not be written, or --out exists without --force\n"
-        "  7  the requested backend is unavailable, or a device call failed\n"
-        "  8  the self-check of the sorted result failed\n");
+        "exit codes (the same on every rank)\n");
+    gp_exit_print(stdout, GP_PROG_MPI, 90);
 }
 
 /* The --version text: the version (from git at build time) and the backends built. */
@@ -114,34 +113,6 @@ static void print_version(void)
     const char *cuda = "no";
 #endif
     printf("gpuprim_mpi %s\nCUDA backend: %s\nCPU backend: yes\n", gp_version(), cuda);
-}
-
-/* Parses a count: "1000", "1e9", "2^30". Returns 0 on success. */
-static int parse_count(const char *s, int64_t *out)
-{
-    char *end;
-    const char *caret = strchr(s, '^');
-    errno = 0;
-    if (caret) {
-        long base = strtol(s, &end, 10);
-        if (end != caret || errno) return -1;
-        long e = strtol(caret + 1, &end, 10);
-        if (end == caret + 1 || *end || errno || base < 2 || e < 0) return -1; /* "2^": no */
-        long double v = powl((long double)base, (long double)e);
-        if (v > 9.2e18L) return -1;
-        *out = (int64_t)v;
-        return 0;
-    }
-    if (strpbrk(s, "eE.")) {
-        double d = strtod(s, &end);
-        if (*end || errno || !(d >= -9.2e18 && d <= 9.2e18) || d != floor(d)) return -1;
-        *out = (int64_t)d;
-        return 0;
-    }
-    long long v = strtoll(s, &end, 10);
-    if (*end || errno || end == s) return -1;
-    *out = v;
-    return 0;
 }
 
 static int parse_double(const char *s, double *out)
@@ -174,141 +145,179 @@ static int check_name_value(const char *opt, const char *val, const char *what,
     return GP_EXIT_USAGE;
 }
 
-int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg, size_t msglen)
+/* ---- the options: one table for getopt_long ------------------------------------------ */
+
+/* getopt_long's value of each option without a short form (above every char) */
+enum {
+    O_VERSION = 256, O_DATASET, O_X, O_DX, O_OUT, O_FORCE, O_NO_SORT, O_DESCENDING, O_STABLE,
+    O_ARGSORT, O_PAYLOAD, O_REPRODUCIBLE, O_JSON, O_PROGRESS, O_NO_PROGRESS, O_FUNCTION, O_A,
+    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO
+};
+
+/* "-": every other word comes back in order as value 1 (the file), nothing is permuted;
+ * ":": a missing value comes back as ':', apart from an unknown option ('?') */
+static const char g_short[] = "-:hqv";
+
+static const struct option g_long[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, O_VERSION},
+    {"dataset", required_argument, NULL, O_DATASET},
+    {"x", required_argument, NULL, O_X},
+    {"dx", required_argument, NULL, O_DX},
+    {"out", required_argument, NULL, O_OUT},
+    {"force", no_argument, NULL, O_FORCE},
+    {"no-sort", no_argument, NULL, O_NO_SORT},
+    {"descending", no_argument, NULL, O_DESCENDING},
+    {"stable", no_argument, NULL, O_STABLE},
+    {"argsort", no_argument, NULL, O_ARGSORT},
+    {"payload", required_argument, NULL, O_PAYLOAD},
+    {"reproducible", no_argument, NULL, O_REPRODUCIBLE},
+    {"json", required_argument, NULL, O_JSON},
+    {"progress", no_argument, NULL, O_PROGRESS},
+    {"no-progress", no_argument, NULL, O_NO_PROGRESS},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"function", required_argument, NULL, O_FUNCTION},
+    {"a", required_argument, NULL, O_A},
+    {"b", required_argument, NULL, O_B},
+    {"n", required_argument, NULL, O_N},
+    {"backend", required_argument, NULL, O_BACKEND},
+    {"transport", required_argument, NULL, O_TRANSPORT},
+    {"io", required_argument, NULL, O_IO},
+    {NULL, 0, NULL, 0}};
+
+/* The long name of option value v ("?" for none). */
+static const char *long_name(int v)
 {
-    memset(o, 0, sizeof *o);
-    o->dx = 1.0;
-    o->a = 0.0;
-    o->b = 1.0;
-    o->n = 1000000;
-    o->backend = GP_BACKEND_AUTO;
-    o->io = GP_IO_AUTO;
-    int have_n = 0, have_a = 0, have_b = 0, have_dx = 0, have_transport = 0, have_io = 0;
+    for (const struct option *e = g_long; e->name; e++)
+        if (e->val == v) return e->name;
+    return "?";
+}
 
-#define NEED_ARG()                                                                      \
-    do {                                                                                \
-        if (i + 1 >= argc) {                                                            \
-            snprintf(msg, msglen, "option %s needs a value", arg);                     \
-            return GP_EXIT_USAGE;                                                       \
-        }                                                                               \
-        val = argv[++i];                                                                \
-    } while (0)
-/* NEED_ARG for an option whose value names a file or a dataset (check_name_value) */
-#define NEED_NAME(what, prefix)                                                         \
-    do {                                                                                \
-        NEED_ARG();                                                                     \
-        if (check_name_value(arg, val, what, prefix, msg, msglen)) return GP_EXIT_USAGE; \
-    } while (0)
+/* getopt_long's state back to the start of an argument list: the parser runs more than once
+ * in a process (the fuzzer; every call must see the words afresh), and prints nothing. */
+static void getopt_restart(void)
+{
+#if defined(__GLIBC__) || !(defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
+                            defined(__OpenBSD__) || defined(__DragonFly__))
+    optind = 0; /* glibc and musl: 0 also resets the scan inside a word (-qv) */
+#else
+    optreset = 1; /* the BSDs and macOS */
+    optind = 1;
+#endif
+    opterr = 0;
+}
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL;
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            if (print) gp_print_usage();
-            return -1;
-        } else if (strcmp(arg, "--version") == 0) {
-            if (print) print_version();
-            return -1;
-        } else if (strcmp(arg, "--dataset") == 0) {
-            NEED_NAME("dataset", "/"); o->dataset = val;
-        } else if (strcmp(arg, "--x") == 0) {
-            NEED_NAME("dataset", "/"); o->xdataset = val;
-        } else if (strcmp(arg, "--dx") == 0) {
-            NEED_ARG();
-            if (parse_double(val, &o->dx) || !isfinite(o->dx) || o->dx == 0.0) {
-                snprintf(msg, msglen, "--dx %s: need a finite non-zero number", val);
-                return GP_EXIT_USAGE;
+/* The one-line message for getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
+static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
+{
+    const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
+    if (c == ':') { /* only the long options take values */
+        snprintf(msg, msglen, "option --%s needs a value", long_name(optopt));
+    } else if (optopt >= 256 || ((optopt == 'h' || optopt == 'q' || optopt == 'v') &&
+                                 strncmp(word, "--", 2) == 0)) {
+        snprintf(msg, msglen, "option --%s takes no value", long_name(optopt));
+    } else if (optopt != 0) { /* a letter of a word like -x or -qx */
+        snprintf(msg, msglen, "unknown option -%c (see --help)", optopt);
+    } else { /* --name[=value]: no option starts so, or more than one does */
+        const size_t len = strcspn(word + 2, "=");
+        char list[400] = "";
+        size_t l = 0;
+        int count = 0;
+        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+            if (strncmp(e->name, word + 2, len) == 0 && l < sizeof list) {
+                l += (size_t)snprintf(list + l, sizeof list - l, "%s--%s", count ? ", " : "",
+                                      e->name);
+                count++;
             }
-            have_dx = 1;
-        } else if (strcmp(arg, "--out") == 0) {
-            NEED_NAME("file", "./"); o->out = val;
-        } else if (strcmp(arg, "--force") == 0) {
-            o->force = 1;
-        } else if (strcmp(arg, "--no-sort") == 0) {
-            o->no_sort = 1;
-        } else if (strcmp(arg, "--descending") == 0) {
-            o->descending = 1;
-        } else if (strcmp(arg, "--stable") == 0) {
-            o->stable = 1;
-        } else if (strcmp(arg, "--argsort") == 0) {
-            o->argsort = 1;
-        } else if (strcmp(arg, "--payload") == 0) {
-            NEED_NAME("dataset", "/"); o->payload = val;
-        } else if (strcmp(arg, "--reproducible") == 0) {
-            o->reproducible = 1;
-        } else if (strcmp(arg, "--json") == 0) {
-            NEED_NAME("file", "./"); o->json = val;
-        } else if (strcmp(arg, "--progress") == 0) {
-            o->progress = 1;
-        } else if (strcmp(arg, "--no-progress") == 0) {
-            o->progress = -1;
-        } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
-            o->quiet = 1;
-        } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
-            o->verbose = 1;
-        } else if (strcmp(arg, "--function") == 0) {
-            NEED_ARG();
-            if (gp_func_parse(val, &o->func)) {
-                snprintf(msg, msglen, "--function %s: unknown function (x2, sin, exp, gauss)", val);
-                return GP_EXIT_USAGE;
-            }
-            o->function_mode = 1;
-        } else if (strcmp(arg, "--a") == 0 || strcmp(arg, "--b") == 0) {
-            NEED_ARG();
-            double *dst = arg[2] == 'a' ? &o->a : &o->b;
-            if (parse_double(val, dst) || !isfinite(*dst)) {
-                snprintf(msg, msglen, "%s %s: need a finite number", arg, val);
-                return GP_EXIT_USAGE;
-            }
-            if (arg[2] == 'a') have_a = 1; else have_b = 1;
-        } else if (strcmp(arg, "--n") == 0) {
-            NEED_ARG();
-            /* at most 2^53: every point a + i h then has an exact index i in float64 */
-            if (parse_count(val, &o->n) || o->n <= 0 || o->n > ((int64_t)1 << 53)) {
-                snprintf(msg, msglen,
-                         "--n %s: need a positive integer up to 2^53 (e.g. 1000000, 1e9, 2^30)", val);
-                return GP_EXIT_USAGE;
-            }
-            have_n = 1;
-        } else if (strcmp(arg, "--backend") == 0) {
-            NEED_ARG();
-            if (strcmp(val, "auto") == 0) o->backend = GP_BACKEND_AUTO;
-            else if (strcmp(val, "cuda") == 0 || strcmp(val, "gpu") == 0) o->backend = GP_BACKEND_CUDA;
-            else if (strcmp(val, "cpu") == 0) o->backend = GP_BACKEND_CPU;
-            else {
-                snprintf(msg, msglen, "--backend %s: need auto, cuda or cpu", val);
-                return GP_EXIT_USAGE;
-            }
-        } else if (strcmp(arg, "--transport") == 0) {
-            NEED_ARG();
-            if (strcmp(val, "auto") == 0) o->transport = GP_TRANSPORT_OPT_AUTO;
-            else if (strcmp(val, "shared") == 0) o->transport = GP_TRANSPORT_OPT_SHARED;
-            else if (strcmp(val, "mpi") == 0) o->transport = GP_TRANSPORT_OPT_MPI;
-            else {
-                snprintf(msg, msglen, "--transport %s: need auto, shared or mpi", val);
-                return GP_EXIT_USAGE;
-            }
-            have_transport = 1;
-        } else if (strcmp(arg, "--io") == 0) {
-            NEED_ARG();
-            if (gp_io_mode_parse(val, &o->io) != 0) {
-                snprintf(msg, msglen, "--io %s: need auto, posix or mpiio", val);
-                return GP_EXIT_USAGE;
-            }
-            have_io = 1;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            snprintf(msg, msglen, "unknown option %s (see --help)", arg);
-            return GP_EXIT_USAGE;
-        } else {
-            if (o->file) {
-                snprintf(msg, msglen, "more than one input file (%s, %s)", o->file, arg);
-                return GP_EXIT_USAGE;
-            }
-            o->file = arg;
-        }
+        if (count > 1)
+            snprintf(msg, msglen, "ambiguous option %.*s (could be %s)", (int)(len + 2), word,
+                     list);
+        else
+            snprintf(msg, msglen, "unknown option %s (see --help)", word);
     }
-#undef NEED_NAME
-#undef NEED_ARG
+}
 
+#define NHAVE (O_IO - O_VERSION + 1)
+#define HAVE(v) have[(v) - O_VERSION] /* the option of value v (>= O_VERSION) was given */
+
+/* Takes one option c with its value val into *o (have[]: which options were given).
+ * Returns 0 or GP_EXIT_USAGE with msg set. */
+static int take_option(int c, const char *val, gp_options *o, int have[], char *msg,
+                       size_t msglen)
+{
+    char opt[32]; /* "--name" */
+    snprintf(opt, sizeof opt, "--%s", long_name(c));
+    int bad = 0;
+    switch (c) {
+    case 'q': o->quiet = 1; break;
+    case 'v': o->verbose = 1; break;
+    case O_FORCE: o->force = 1; break;
+    case O_NO_SORT: o->no_sort = 1; break;
+    case O_DESCENDING: o->descending = 1; break;
+    case O_STABLE: o->stable = 1; break;
+    case O_ARGSORT: o->argsort = 1; break;
+    case O_REPRODUCIBLE: o->reproducible = 1; break;
+    case O_PROGRESS: o->progress = 1; break;
+    case O_NO_PROGRESS: o->progress = -1; break;
+    case O_DATASET: case O_X: case O_PAYLOAD:
+        if (check_name_value(opt, val, "dataset", "/", msg, msglen)) return GP_EXIT_USAGE;
+        *(c == O_DATASET ? &o->dataset : c == O_X ? &o->xdataset : &o->payload) = val;
+        break;
+    case O_OUT: case O_JSON:
+        if (check_name_value(opt, val, "file", "./", msg, msglen)) return GP_EXIT_USAGE;
+        *(c == O_OUT ? &o->out : &o->json) = val;
+        break;
+    case O_DX:
+        bad = parse_double(val, &o->dx) || !isfinite(o->dx) || o->dx == 0.0;
+        if (bad) snprintf(msg, msglen, "--dx %s: need a finite non-zero number", val);
+        break;
+    case O_A: case O_B: {
+        double *dst = c == O_A ? &o->a : &o->b;
+        bad = parse_double(val, dst) || !isfinite(*dst);
+        if (bad) snprintf(msg, msglen, "%s %s: need a finite number", opt, val);
+        break;
+    }
+    case O_N:
+        /* at most 2^53: every point a + i h then has an exact index i in float64 */
+        bad = gp_parse_count(val, &o->n) || o->n <= 0 || o->n > ((int64_t)1 << 53);
+        if (bad)
+            snprintf(msg, msglen,
+                     "--n %s: need a positive integer up to 2^53 (e.g. 1000000, 1e9, 2^30)", val);
+        break;
+    case O_FUNCTION:
+        bad = gp_func_parse(val, &o->func) != 0;
+        if (bad) snprintf(msg, msglen, "--function %s: unknown function (x2, sin, exp, gauss)", val);
+        o->function_mode = 1;
+        break;
+    case O_BACKEND:
+        if (strcmp(val, "auto") == 0) o->backend = GP_BACKEND_AUTO;
+        else if (strcmp(val, "cuda") == 0 || strcmp(val, "gpu") == 0) o->backend = GP_BACKEND_CUDA;
+        else if (strcmp(val, "cpu") == 0) o->backend = GP_BACKEND_CPU;
+        else bad = 1, snprintf(msg, msglen, "--backend %s: need auto, cuda or cpu", val);
+        break;
+    case O_TRANSPORT:
+        if (strcmp(val, "auto") == 0) o->transport = GP_TRANSPORT_OPT_AUTO;
+        else if (strcmp(val, "shared") == 0) o->transport = GP_TRANSPORT_OPT_SHARED;
+        else if (strcmp(val, "mpi") == 0) o->transport = GP_TRANSPORT_OPT_MPI;
+        else bad = 1, snprintf(msg, msglen, "--transport %s: need auto, shared or mpi", val);
+        break;
+    case O_IO:
+        bad = gp_io_mode_parse(val, &o->io) != 0;
+        if (bad) snprintf(msg, msglen, "--io %s: need auto, posix or mpiio", val);
+        break;
+    default: break;
+    }
+    if (c >= O_VERSION) HAVE(c) = 1;
+    return bad ? GP_EXIT_USAGE : 0;
+}
+/* The rules between options, after the last word: function mode takes no file-mode option,
+ * file mode needs a file, and the sort options need a sort. Returns 0 or GP_EXIT_USAGE with
+ * msg set. */
+static int check_modes(const gp_options *o, const int have[], char *msg, size_t msglen)
+{
+    const int have_n = HAVE(O_N), have_a = HAVE(O_A), have_b = HAVE(O_B), have_dx = HAVE(O_DX),
+              have_transport = HAVE(O_TRANSPORT), have_io = HAVE(O_IO);
     if (o->function_mode) {
         if (o->file) {
             snprintf(msg, msglen, "--function integrates a built-in f(x): give no input file");
@@ -370,4 +379,44 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         }
     }
     return 0;
+}
+
+int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg, size_t msglen)
+{
+    memset(o, 0, sizeof *o);
+    o->dx = 1.0;
+    o->a = 0.0;
+    o->b = 1.0;
+    o->n = 1000000;
+    o->backend = GP_BACKEND_AUTO;
+    o->io = GP_IO_AUTO;
+    int have[NHAVE] = {0};
+
+    getopt_restart();
+    for (int c; (c = getopt_long(argc, argv, g_short, g_long, NULL)) != -1;) {
+        if (c == 'h' || c == O_VERSION) {
+            if (print && c == 'h') gp_print_usage();
+            if (print && c == O_VERSION) print_version();
+            return -1;
+        }
+        if (c == '?' || c == ':') {
+            getopt_error(c, argc, argv, msg, msglen);
+            return GP_EXIT_USAGE;
+        }
+        if (c == 1) { /* a word that is no option: the file */
+            if (o->file) {
+                snprintf(msg, msglen, "more than one input file (%s, %s)", o->file, optarg);
+                return GP_EXIT_USAGE;
+            }
+            o->file = optarg;
+            continue;
+        }
+        if (take_option(c, optarg, o, have, msg, msglen)) return GP_EXIT_USAGE;
+    }
+    /* getopt_long ends at "--"; gpuprim_mpi has no use for it (a file named -q is ./-q) */
+    if (optind < argc || (optind > 1 && optind <= argc && strcmp(argv[optind - 1], "--") == 0)) {
+        snprintf(msg, msglen, "unknown option -- (see --help)");
+        return GP_EXIT_USAGE;
+    }
+    return check_modes(o, have, msg, msglen);
 }

@@ -1,26 +1,13 @@
-/* cli.h — options of gpuprim_mpi and the program's exit codes. */
+/* cli.h — options of gpuprim_mpi (its exit codes: exitcode.h). */
 #ifndef GP_CLI_H
 #define GP_CLI_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "exitcode.h"
 #include "gp_iodriver.h"
 #include "gp_kernels.h"
-
-/* Exit codes of gpuprim_mpi (documented in README.md). The io codes of io/h5io.h are the
- * same numbers (3..6). */
-enum {
-    GP_EXIT_OK = 0,
-    GP_EXIT_FAIL = 1,     /* internal error, MPI failure */
-    GP_EXIT_USAGE = 2,    /* bad command line */
-    GP_EXIT_OPEN = 3,     /* input file missing / unreadable / not HDF5 */
-    GP_EXIT_DATASET = 4,  /* dataset missing / ambiguous / unsupported */
-    GP_EXIT_READ = 5,     /* reading the data failed */
-    GP_EXIT_WRITE = 6,    /* the output could not be written */
-    GP_EXIT_DEVICE = 7,   /* the requested backend is unavailable or a device call failed */
-    GP_EXIT_VERIFY = 8    /* the self-check of the sorted result failed */
-};
 
 typedef enum { GP_BACKEND_AUTO = 0, GP_BACKEND_CUDA, GP_BACKEND_CPU } gp_backend_choice;
 
@@ -58,9 +45,14 @@ typedef struct gp_options {
                               terminal, see progress.h) */
 } gp_options;
 
-/* Parses argv into *o. Returns 0 to run, -1 when --help or --version was printed to stdout
- * (exit 0), or GP_EXIT_USAGE with a one-line reason in msg. Prints nothing else; every rank
- * parses the same argv, so all ranks reach the same verdict without communication. */
+/* Parses argv into *o with getopt_long: "--out FILE" or "--out=FILE", long options
+ * shortened to an unambiguous prefix, -q and -v combined (-qv); the last value of an option
+ * given twice wins. Returns 0 to run, -1 when --help or --version was printed to stdout
+ * (with print; exit 0), or GP_EXIT_USAGE with a one-line reason in msg. Prints nothing
+ * else, never exits, and leaves argv as it was (nothing permuted); it may be called any
+ * number of times in a process (it resets getopt_long's state; not thread-safe). Every rank
+ * parses the same argv, so all ranks reach the same verdict without communication. The
+ * strings in *o point into argv. */
 int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
                      size_t msglen);
 

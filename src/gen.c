@@ -3,8 +3,9 @@
  * Every element is a function of (seed, global index, options) only: splitmix64 counters
  * keyed by the seed, so the file is the same for any number of MPI ranks.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* getopt_long */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,11 +14,10 @@
 
 #include <mpi.h>
 
+#include "count.h"
+#include "exitcode.h"
 #include "gp_kernels.h"
 #include "h5io.h"
-
-#define EXIT_USAGE 2
-#define EXIT_FAIL 1
 
 typedef enum dist {
     D_UNIFORM, D_NORMAL, D_SORTED, D_REVERSED, D_FEW, D_NAN, D_COUNT
@@ -60,8 +60,9 @@ static void usage(FILE *f)
 "  --dataset NAME dataset path in the file (default /data)\n"
 "  --force        overwrite OUT.h5 if it exists\n"
 "  --help         this text\n"
-"Exit status: 0 success, 2 usage error, %d output not written.\n",
-            GP_IO_EWRITE);
+"A value is the next word or follows '=' (--n 1e6, --n=1e6); an option may be shortened\n"
+"to a prefix that names only it (--dt f64); an option given twice keeps its last value.\n");
+    gp_exit_print(f, GP_PROG_GEN, 90);
 }
 
 /* ---- option parsing -------------------------------------------------------------------- */
@@ -77,45 +78,87 @@ static int parse_u64(const char *s, uint64_t *v)
     return 0;
 }
 
-/* "123", "2^24", "1e6", "2.5e6": a non-negative integer that fits int64. */
-static int parse_count(const char *s, int64_t *v)
+enum { G_N = 256, G_DTYPE, G_DIST, G_SEED, G_DATASET, G_FORCE };
+
+static const struct option g_long[] = {
+    {"help", no_argument, NULL, 'h'},      {"n", required_argument, NULL, G_N},
+    {"dtype", required_argument, NULL, G_DTYPE}, {"dist", required_argument, NULL, G_DIST},
+    {"seed", required_argument, NULL, G_SEED}, {"dataset", required_argument, NULL, G_DATASET},
+    {"force", no_argument, NULL, G_FORCE},  {NULL, 0, NULL, 0}};
+
+static const char *long_name(int v)
 {
-    uint64_t base, ex;
-    const char *caret = strchr(s, '^');
-    if (caret) {
-        char head[32];
-        size_t hl = (size_t)(caret - s);
-        if (hl == 0 || hl >= sizeof head) return -1;
-        memcpy(head, s, hl);
-        head[hl] = '\0';
-        if (parse_u64(head, &base) < 0 || parse_u64(caret + 1, &ex) < 0) return -1;
-        uint64_t r = 1;
-        for (uint64_t k = 0; k < ex; k++) {
-            if (base != 0 && r > (uint64_t)INT64_MAX / base) return -1;
-            r *= base;
-            if (base <= 1) break;
-        }
-        if (ex == 0) r = 1;
-        *v = (int64_t)r;
-        return 0;
-    }
-    if (strpbrk(s, "eE.")) {
-        char *end;
-        if (!(*s >= '0' && *s <= '9')) return -1;
-        errno = 0;
-        long double x = strtold(s, &end);
-        if (errno || *end || !isfinite(x) || x < 0 || x != floorl(x) ||
-            x > 9223372036854775807.0L)
-            return -1;
-        *v = (int64_t)x;
-        return 0;
-    }
-    if (parse_u64(s, &base) < 0 || base > (uint64_t)INT64_MAX) return -1;
-    *v = (int64_t)base;
-    return 0;
+    for (const struct option *e = g_long; e->name; e++)
+        if (e->val == v) return e->name;
+    return "?";
 }
 
-/* Returns 0, or EXIT_USAGE with the reason in err. */
+/* The one-line message of getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
+static void getopt_error(int c, int argc, char **argv, char *err, size_t errlen)
+{
+    const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
+    if (c == ':') {
+        snprintf(err, errlen, "option --%s needs a value", long_name(optopt));
+    } else if (optopt >= 256 || (optopt == 'h' && strncmp(word, "--", 2) == 0)) {
+        snprintf(err, errlen, "option --%s takes no value", long_name(optopt));
+    } else if (optopt != 0) {
+        snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
+    } else {
+        const size_t len = strcspn(word, "=");
+        int count = 0;
+        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+            count += len > 2 && strncmp(e->name, word + 2, len - 2) == 0;
+        if (count > 1) snprintf(err, errlen, "ambiguous option '%.*s' (see --help)", (int)len, word);
+        else snprintf(err, errlen, "unknown option '%s' (see --help)", word);
+    }
+}
+
+/* Takes option c with value val into *o. Returns 0, or GP_EXIT_USAGE with err set. */
+static int take_option(int c, const char *val, opts *o, char *err, size_t errlen)
+{
+    switch (c) {
+    case G_FORCE: o->force = 1; return 0;
+    case G_N:
+        if (gp_parse_count(val, &o->n) == 0) return 0;
+        snprintf(err, errlen, "--n '%s': need a non-negative integer below 2^63 (e.g. 1000, 2^24, 1e6)",
+                 val);
+        return GP_EXIT_USAGE;
+    case G_DTYPE:
+        if (gp_dtype_parse(val, &o->dtype) == 0) return 0;
+        snprintf(err, errlen, "--dtype '%s': need f32, f64, i32, i64, u32 or u64", val);
+        return GP_EXIT_USAGE;
+    case G_DIST: {
+        int k = 0;
+        while (k < D_COUNT && strcmp(val, dist_names[k]) != 0) k++;
+        if (k < D_COUNT) {
+            o->dist = (dist)k;
+            return 0;
+        }
+        snprintf(err, errlen,
+                 "--dist '%s': need uniform, normal, sorted, reversed, few-unique or with-nan", val);
+        return GP_EXIT_USAGE;
+    }
+    case G_SEED:
+        if (parse_u64(val, &o->seed) == 0) return 0;
+        snprintf(err, errlen, "--seed '%s': need an unsigned 64-bit integer", val);
+        return GP_EXIT_USAGE;
+    default: /* G_DATASET */
+        if (!val[0] || strlen(val) >= GP_H5_PATHLEN) {
+            snprintf(err, errlen, "--dataset: need a name of 1 to %d characters", GP_H5_PATHLEN - 1);
+            return GP_EXIT_USAGE;
+        }
+        if (val[0] == '-') { /* --dataset --force: the value was left out */
+            snprintf(err, errlen, "--dataset %.64s: a dataset name may not start with '-' "
+                                  "(is the value missing? for a dataset named %.64s, give /%.64s)",
+                     val, val, val);
+            return GP_EXIT_USAGE;
+        }
+        o->dataset = val;
+        return 0;
+    }
+}
+
+/* Returns 0, or GP_EXIT_USAGE with the reason in err. --help or -h anywhere wins (o->help). */
 static int parse_args(int argc, char **argv, opts *o, char *err, size_t errlen)
 {
     o->out = NULL;
@@ -131,97 +174,38 @@ static int parse_args(int argc, char **argv, opts *o, char *err, size_t errlen)
             o->help = 1;
             return 0;
         }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val = NULL;
-        char name[32];
-        if (strncmp(a, "--", 2) == 0 && a[2]) {
-            const char *eq = strchr(a, '=');
-            size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-            if (nl >= sizeof name) nl = sizeof name - 1;
-            memcpy(name, a, nl);
-            name[nl] = '\0';
-            if (strcmp(name, "--force") == 0) {
-                if (eq) goto noval;
-                o->force = 1;
-                continue;
-            }
-            if (strcmp(name, "--n") && strcmp(name, "--dtype") && strcmp(name, "--dist") &&
-                strcmp(name, "--seed") && strcmp(name, "--dataset")) {
-                snprintf(err, errlen, "unknown option '%s' (see --help)", a);
-                return EXIT_USAGE;
-            }
-            if (eq) {
-                val = eq + 1;
-            } else if (i + 1 < argc) {
-                val = argv[++i];
-            } else {
-                snprintf(err, errlen, "option %s needs a value", name);
-                return EXIT_USAGE;
-            }
-            if (strcmp(name, "--n") == 0) {
-                if (parse_count(val, &o->n) < 0) {
-                    snprintf(err, errlen,
-                             "--n '%s': need a non-negative integer below 2^63 (e.g. 1000, 2^24, 1e6)",
-                             val);
-                    return EXIT_USAGE;
-                }
-            } else if (strcmp(name, "--dtype") == 0) {
-                if (gp_dtype_parse(val, &o->dtype) < 0) {
-                    snprintf(err, errlen, "--dtype '%s': need f32, f64, i32, i64, u32 or u64", val);
-                    return EXIT_USAGE;
-                }
-            } else if (strcmp(name, "--dist") == 0) {
-                int k = 0;
-                while (k < D_COUNT && strcmp(val, dist_names[k]) != 0) k++;
-                if (k == D_COUNT) {
-                    snprintf(err, errlen,
-                             "--dist '%s': need uniform, normal, sorted, reversed, few-unique or with-nan",
-                             val);
-                    return EXIT_USAGE;
-                }
-                o->dist = (dist)k;
-            } else if (strcmp(name, "--seed") == 0) {
-                if (parse_u64(val, &o->seed) < 0) {
-                    snprintf(err, errlen, "--seed '%s': need an unsigned 64-bit integer", val);
-                    return EXIT_USAGE;
-                }
-            } else {
-                if (!val[0] || strlen(val) >= GP_H5_PATHLEN) {
-                    snprintf(err, errlen, "--dataset: need a name of 1 to %d characters",
-                             GP_H5_PATHLEN - 1);
-                    return EXIT_USAGE;
-                }
-                if (val[0] == '-') { /* --dataset --force: the value was left out */
-                    snprintf(err, errlen, "--dataset %.64s: a dataset name may not start with '-' "
-                                          "(is the value missing? for a dataset named %.64s, give /%.64s)",
-                             val, val, val);
-                    return EXIT_USAGE;
-                }
-                o->dataset = val;
-            }
-            continue;
-        noval:
-            snprintf(err, errlen, "option %s takes no value", name);
-            return EXIT_USAGE;
+    optind = 0; /* glibc, musl: a fresh scan; "-": the other words in order as 1 */
+    opterr = 0;
+    for (int c; (c = getopt_long(argc, argv, "-:h", g_long, NULL)) != -1;) {
+        if (c == 'h') {
+            o->help = 1;
+            return 0;
         }
-        if (a[0] == '-' && a[1]) {
-            snprintf(err, errlen, "unknown option '%s' (see --help)", a);
-            return EXIT_USAGE;
+        if (c == '?' || c == ':') {
+            getopt_error(c, argc, argv, err, errlen);
+            return GP_EXIT_USAGE;
         }
-        if (o->out) {
-            snprintf(err, errlen, "unexpected argument '%s' (one output file only)", a);
-            return EXIT_USAGE;
+        if (c != 1) {
+            if (take_option(c, optarg, o, err, errlen)) return GP_EXIT_USAGE;
+        } else if (o->out) {
+            snprintf(err, errlen, "unexpected argument '%s' (one output file only)", optarg);
+            return GP_EXIT_USAGE;
+        } else {
+            o->out = optarg;
         }
-        o->out = a;
+    }
+    if (optind < argc || (optind > 1 && optind <= argc && strcmp(argv[optind - 1], "--") == 0)) {
+        snprintf(err, errlen, "unknown option '--' (see --help)");
+        return GP_EXIT_USAGE;
     }
     if (!o->out) {
         snprintf(err, errlen, "no output file given (usage: gpuprim_gen OUT.h5 [options], see --help)");
-        return EXIT_USAGE;
+        return GP_EXIT_USAGE;
     }
     if (o->dist == D_NAN && !gp_dtype_is_float(o->dtype)) {
         snprintf(err, errlen, "--dist with-nan needs a float type (f32 or f64), not %s",
                  gp_dtype_name(o->dtype));
-        return EXIT_USAGE;
+        return GP_EXIT_USAGE;
     }
     return 0;
 }
@@ -318,12 +302,12 @@ int main(int argc, char **argv)
     gp_h5_mpi_io_env(); /* before MPI_Init: no crash on long file paths (h5io.h) */
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_gen: error: MPI_Init failed\n");
-        return EXIT_FAIL;
+        return gp_exit_status(GP_EXIT_FAIL);
     }
     if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
         MPI_Comm_size(MPI_COMM_WORLD, &P) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_gen: error: MPI_Comm_rank/size failed\n");
-        MPI_Abort(MPI_COMM_WORLD, EXIT_FAIL);
+        MPI_Abort(MPI_COMM_WORLD, gp_exit_status(GP_EXIT_FAIL));
     }
 
     rc = parse_args(argc, argv, &o, err, sizeof err);
@@ -333,7 +317,7 @@ int main(int argc, char **argv)
             else usage(stdout);
         }
         MPI_Finalize();
-        return rc;
+        return gp_exit_status(rc);
     }
 
     int64_t off, cnt;
@@ -342,7 +326,7 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc(cnt > 0 ? (size_t)cnt * esz : 1);
     int ok = buf != NULL && (uint64_t)cnt <= SIZE_MAX / esz, all_ok = 0;
     if (MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
-        MPI_Abort(MPI_COMM_WORLD, EXIT_FAIL);
+        MPI_Abort(MPI_COMM_WORLD, gp_exit_status(GP_EXIT_FAIL));
     if (!all_ok) {
         if (rank == 0)
             fprintf(stderr,
@@ -351,10 +335,11 @@ int main(int argc, char **argv)
                     (long long)cnt, gp_dtype_name(o.dtype));
         free(buf);
         MPI_Finalize();
-        return EXIT_FAIL;
+        return gp_exit_status(GP_EXIT_FAIL);
     }
 
-    if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, EXIT_FAIL);
+    if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, gp_exit_status(GP_EXIT_FAIL));
     double t0 = MPI_Wtime();
     uint64_t key = gp_mix64(o.seed);
     for (int64_t k = 0; k < cnt; k++) gen_one(&o, key, off + k, buf + (size_t)k * esz);
@@ -376,5 +361,5 @@ int main(int argc, char **argv)
         }
     }
     MPI_Finalize();
-    return rc;
+    return gp_exit_status(rc);
 }

@@ -50,7 +50,7 @@ int main(int argc, char **argv)
     gp_h5_malloc_tune(); /* chunk buffers of HDF5's filters reused, not mapped afresh */
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_mpi: error: MPI_Init failed\n");
-        return GP_EXIT_FAIL;
+        return gp_exit_status(GP_EXIT_FAIL);
     }
     MPI_Comm comm = MPI_COMM_WORLD;
     /* errors come back as codes; the job decides what to do with them */
@@ -64,7 +64,7 @@ int main(int argc, char **argv)
     if (rc != 0) {
         if (rc > 0 && rank == 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
         MPI_Finalize();
-        return rc > 0 ? rc : 0;
+        return rc > 0 ? gp_exit_status(rc) : 0;
     }
 
     const gp_backend *be = NULL;
@@ -92,5 +92,5 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
     MPI_Finalize();
-    return rc;
+    return gp_exit_status(rc);
 }

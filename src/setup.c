@@ -86,7 +86,7 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     res->bindings = rank == 0 ? (gp_binding *)calloc((size_t)size, sizeof *bind) : NULL;
     if (!keys || (rank == 0 && !res->bindings)) { /* a few KiB: the collectives need them */
         fprintf(stderr, "gpuprim_mpi: error: rank %d: out of memory for the binding table\n", rank);
-        MPI_Abort(comm, GP_EXIT_FAIL);
+        MPI_Abort(comm, gp_exit_status(GP_EXIT_FAIL));
     }
     if (bind->device >= 0) snprintf(key, sizeof key, "%s", bind->busid[0] ? bind->busid : choice.gpu_key);
     if (MPI_Allgather(key, (int)sizeof key, MPI_CHAR, keys, (int)sizeof key, MPI_CHAR, node) ==

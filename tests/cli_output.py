@@ -33,9 +33,25 @@ def run(args, argv, np_=1, env=None):
 
 
 def cli_options(src):
-    """Every option string src/cli.c compares an argument with."""
+    """Every option of src/cli.c: the long names of its getopt_long table and its letters."""
     text = open(os.path.join(src, "src", "cli.c")).read()
-    return sorted(set(re.findall(r'strcmp\(arg, "(-[-a-z]*[a-z])"\)', text)))
+    longs = re.findall(r'\{"([a-z][-a-z]*)", (?:no|required)_argument', text)
+    m = re.search(r'g_short\[\] = "-:([a-z]*)"', text)
+    return sorted({"--" + n for n in longs} | {"-" + c for c in (m.group(1) if m else "")})
+
+
+def help_exit_codes(helptext):
+    """--help's exit codes section as {code: meaning} (continuation lines joined)."""
+    codes, last = {}, None
+    section = helptext.split("exit codes", 1)[1] if "exit codes" in helptext else ""
+    for line in section.splitlines()[1:]:
+        m = re.match(r"^  (\d)  (\S.*)$", line)
+        if m:
+            last = int(m.group(1))
+            codes[last] = m.group(2).strip()
+        elif last is not None and re.match(r"^     \S", line):
+            codes[last] += " " + line.strip()
+    return codes
 
 
 def man_section(src):
@@ -74,6 +90,17 @@ def main():
         check(o in man, f"README gpuprim_mpi(1) lists {o}")
     for code in range(9):
         check(re.search(rf"^\|\s*{code}\s*\|", man, re.M) is not None, f"README gpuprim_mpi(1) explains exit code {code}")
+    # the EXIT STATUS rows start with what --help says (both from src/exitcode.c's table; the
+    # README may add detail after it)
+    hcodes = help_exit_codes(helptext)
+    check(sorted(hcodes) == list(range(9)), f"--help lists exit codes 0..8 once each: {sorted(hcodes)}")
+    for code, meaning in sorted(hcodes.items()):
+        m = re.search(rf"^\|\s*{code}\s*\|\s*(.*?)\s*\|\s*$", man, re.M)
+        row = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", m.group(1)).replace("`", "") if m else ""
+        check(row.startswith(meaning), f"README EXIT STATUS {code} starts with --help's {meaning!r}: {row!r}")
+    # the option syntax: a value after '=' and unambiguous prefixes, said in both places
+    check("--out=FILE" in helptext and "--out=FILE" in man, "--help and README say --out=FILE works")
+    check("prefix" in helptext and "prefix" in man, "--help and README say options may be abbreviated")
     for word in ("SYNOPSIS", "OPTIONS", "EXIT STATUS", "ENVIRONMENT"):
         check(word in man, f"README gpuprim_mpi(1) has {word}")
 
@@ -102,6 +129,21 @@ def main():
     p = run(args, [gen, bad, "--dataset", "--force"], np_=1)
     check(p.returncode == 2 and "--dataset --force: a dataset name may not start with '-'" in p.stderr
           and not os.path.exists(bad), f"gpuprim_gen --dataset --force: exit {p.returncode} {p.stderr[-300:]}")
+    # getopt_long: --opt=value, an unambiguous prefix and -qv run; an ambiguous prefix is
+    # one usage error naming the candidates
+    p = run(args, [mpi, "--func=sin", "--n=2^10", "--a=-1", "-qv", "--backend=cpu"], np_=2)
+    check(p.returncode == 0 and "rank" in p.stdout, f"--func=sin --n=2^10 --a=-1 -qv: exit {p.returncode} {p.stderr[-300:]}")
+    p = run(args, [mpi, data, "--ver"], np_=1)
+    errs = [l for l in p.stderr.splitlines() if "error" in l]
+    check(p.returncode == 2 and len(errs) == 1 and "ambiguous option --ver" in errs[0] and
+          "--verbose" in errs[0] and "--version" in errs[0], f"--ver: exit {p.returncode} {errs}")
+    p = run(args, [mpi, data, "--force=yes", "--out", os.path.join(args.work, "f.h5")], np_=1)
+    check(p.returncode == 2 and "option --force takes no value" in p.stderr, f"--force=yes: exit {p.returncode} {p.stderr[-300:]}")
+    p = run(args, [gen, os.path.join(args.work, "gen_eq.h5"), "--n=1e3", "--dt=f64", "--force"], np_=1)
+    check(p.returncode == 0 and "n=1000 dtype=f64" in p.stdout, f"gpuprim_gen --n=1e3 --dt=f64: exit {p.returncode} {p.stderr[-300:]}")
+    p = run(args, [gen, "--help"], np_=1)
+    check(p.returncode == 0 and re.search(r"Exit status: 0 success; 1 .*; 2 .*; 6 ", " ".join(p.stdout.split())) is not None,
+          "gpuprim_gen --help lists its exit statuses")
     # function mode names the file-mode option that was given, not a list of five
     p = run(args, [mpi, "--function", "exp", "--reproducible"], np_=1)
     check(p.returncode == 2 and "error: --reproducible belongs to file mode" in p.stderr,

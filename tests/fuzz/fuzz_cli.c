@@ -16,8 +16,12 @@
  *     shared, mpi), --io one of auto, posix, mpiio (its last value; auto when absent; file
  *     mode only); no value of --out, --json,
  *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
- *   - every string in the result is one of the argv words (no copies, no pointers into the
- *     middle of one), and parsing again gives the same result (no hidden state).
+ *   - the result is what an independent model of the command line's syntax says (a value
+ *     as the next word or after '=', long options by an unambiguous prefix, -q and -v
+ *     combined in one word, the last value of an option wins; shape() below);
+ *   - every string in the result is one of the argv words or the part of a "--name=value"
+ *     word after its '=' (no copies), argv is left as it was (nothing permuted), and
+ *     parsing again gives the same result (no hidden state).
  * With the first byte odd it parses with print = 1 (--help / --version text to stdout;
  * the target sends stdout to /dev/null).
  */
@@ -69,10 +73,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
+/* p is a word of argv, or the value after the '=' of a "--name=value" word */
 static int is_word(const char *p, int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++)
-        if (p == argv[i]) return 1;
+    for (int i = 1; i < argc; i++) {
+        const char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
+        if (p == argv[i] || (eq && p == eq + 1)) return 1;
+    }
     return 0;
 }
 
@@ -82,6 +89,7 @@ typedef struct model {
     const char *val[13]; /* last value of each option of `valued` */
     int flag[11];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
+    int help;            /* a word before any error asks for --help or --version */
     const char *file;
     int npositional;
 } model;
@@ -95,39 +103,102 @@ static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
                                         {"--descending", NULL}, {"--stable", NULL},
                                         {"--argsort", NULL}, {"--reproducible", NULL},
                                         {"--quiet", "-q"}, {"--verbose", "-v"}, {NULL, NULL}};
+/* the long options without a slot above */
+static const char *const others[4] = {"--progress", "--no-progress", "--help", "--version"};
+enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
+
+/* The option that "--" + name[0, len) names: an exact long name, else the one long name it
+ * is a prefix of (K_VALUED + k, K_FLAG + k, K_OTHER + k); K_NONE when none or several. */
+static int resolve(const char *name, size_t len)
+{
+    const char *all[13 + 8 + 4];
+    int code[13 + 8 + 4], n = 0;
+    for (int k = 0; k < 13; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
+    for (int k = 0; flags[k][0]; k++) all[n] = flags[k][0], code[n++] = K_FLAG + k;
+    for (int k = 0; k < 4; k++) all[n] = others[k], code[n++] = K_OTHER + k;
+    int found = K_NONE, count = 0;
+    for (int i = 0; i < n; i++) {
+        if (strlen(all[i]) == len + 2 && strncmp(all[i] + 2, name, len) == 0) return code[i];
+        if (strncmp(all[i] + 2, name, len) == 0) found = code[i], count++;
+    }
+    return count == 1 ? found : K_NONE;
+}
+
+/* One word: a long option (with its value), a cluster of -q / -v / -h, or the file. */
+static void shape_word(int argc, char **argv, int *i, model *m)
+{
+    const char *w = argv[*i];
+    if (strncmp(w, "--", 2) == 0 && w[2]) {
+        const char *eq = strchr(w, '=');
+        const int k = resolve(w + 2, eq ? (size_t)(eq - w - 2) : strlen(w + 2));
+        if (k >= K_VALUED && k < K_FLAG && (eq || *i + 1 < argc))
+            m->val[k] = eq ? eq + 1 : argv[++*i];
+        else if (k >= K_FLAG && k < K_OTHER) m->flag[k - K_FLAG] = 1;
+        else if (k == K_OTHER) m->progress = 1;
+        else if (k == K_OTHER + 1) m->progress = -1;
+        else if (k >= K_OTHER + 2 && !eq) m->help = 1;
+        return;
+    }
+    if (w[0] == '-' && w[1] && w[1] != '-') {
+        for (const char *c = w + 1; *c; c++) {
+            if (*c == 'q') m->flag[6] = 1;
+            if (*c == 'v') m->flag[7] = 1;
+            if (*c == 'h') m->help = 1;
+            if (*c != 'q' && *c != 'v') break; /* -h ends the parse, anything else fails it */
+        }
+        return;
+    }
+    m->file = w, m->npositional++;
+}
 
 static void shape(int argc, char **argv, model *m)
 {
     memset(m, 0, sizeof *m);
-    for (int i = 1; i < argc; i++) {
-        const char *w = argv[i];
-        int done = 0;
-        for (int k = 0; k < 13 && !done; k++)
-            if (strcmp(w, valued[k]) == 0 && i + 1 < argc) m->val[k] = argv[++i], done = 1;
-        for (int k = 0; flags[k][0] && !done; k++)
-            if (strcmp(w, flags[k][0]) == 0 || (flags[k][1] && strcmp(w, flags[k][1]) == 0))
-                m->flag[k] = 1, done = 1;
-        if (done) continue;
-        if (strcmp(w, "--progress") == 0) m->progress = 1;
-        else if (strcmp(w, "--no-progress") == 0) m->progress = -1;
-        else if (w[0] != '-' || w[1] == '\0') m->file = w, m->npositional++;
-    }
+    /* "--" ends the words getopt_long reads (gpuprim_mpi refuses what follows) */
+    for (int i = 1; i < argc && !m->help && strcmp(argv[i], "--") != 0; i++)
+        shape_word(argc, argv, &i, m);
 }
 
-/* The "B^E" form of --n (documented: 2^30): B and E integers, neither empty. The value, or
- * -1 when the word is not of that form; -2 for the other forms (not modelled here). */
+/* The documented "B^E" and digits-only forms of --n (count.h): B, E and the number in
+ * decimal digits only, the value below 2^63. The value, or -1 when the word has a '^' or
+ * only digits but is no count; -2 for the other forms (not modelled here). */
 static int64_t count_of(const char *s)
 {
     const char *caret = strchr(s, '^');
-    if (!caret) return -2;
-    char *end;
-    long b = strtol(s, &end, 10);
-    if (end != caret) return -1;
-    long e = strtol(caret + 1, &end, 10);
-    if (end == caret + 1 || *end || b < 2 || e < 0) return -1;
-    long double v = 1;
-    for (long k = 0; k < e && v <= 9.3e18L; k++) v *= (long double)b;
-    return v > 9.2e18L ? -1 : (int64_t)v;
+    const size_t all = strlen(s), lb = caret ? (size_t)(caret - s) : all;
+    if (!caret && (all == 0 || strspn(s, "0123456789") != all)) return -2;
+    if (lb == 0 || strspn(s, "0123456789") != lb) return -1;
+    if (caret && (!caret[1] || strspn(caret + 1, "0123456789") != strlen(caret + 1))) return -1;
+    long double b = 0, e = 0, v = 1;
+    for (size_t k = 0; k < lb && b < 1e20L; k++) b = b * 10 + (s[k] - '0');
+    if (!caret) return b > 9223372036854775807.0L ? -1 : (int64_t)b;
+    for (const char *c = caret + 1; *c && e < 1e20L; c++) e = e * 10 + (*c - '0');
+    for (long double k = 0; k < e && v <= 9.3e18L && b != 1; k++) v *= b;
+    if (b == 0 && e > 0) v = 0;
+    return v > 9223372036854775807.0L ? -1 : (int64_t)v;
+}
+
+/* The word list with the values of the last --a and --b swapped, as new words where a value
+ * follows '=' (freed by the caller where sw[i] != argv[i]). */
+static void swap_bounds(int argc, char **argv, const model *m, char **sw)
+{
+    for (int i = 0; i <= argc; i++) {
+        sw[i] = argv[i];
+        if (!argv[i]) continue;
+        const char *mine = NULL, *other = NULL;
+        if (argv[i] == m->val[V_A]) sw[i] = (char *)m->val[V_B];
+        else if (argv[i] == m->val[V_B]) sw[i] = (char *)m->val[V_A];
+        const char *eq = strncmp(argv[i], "--", 2) == 0 ? strchr(argv[i], '=') : NULL;
+        if (eq && eq + 1 == m->val[V_A]) mine = m->val[V_A], other = m->val[V_B];
+        else if (eq && eq + 1 == m->val[V_B]) mine = m->val[V_B], other = m->val[V_A];
+        if (!mine) continue;
+        const size_t head = (size_t)(mine - argv[i]), tail = strlen(other);
+        char *w = malloc(head + tail + 1);
+        if (!w) abort();
+        memcpy(w, argv[i], head);
+        memcpy(w + head, other, tail + 1);
+        sw[i] = w;
+    }
 }
 
 /* The order of the bounds is never a reason to refuse: the same words with the values of
@@ -135,21 +206,21 @@ static int64_t count_of(const char *s)
 static void swapped_bounds_accepted(int argc, char **argv, const model *m, const gp_options *o)
 {
     char *sw[MAXWORDS + 2];
-    for (int i = 0; i <= argc; i++) {
-        sw[i] = argv[i];
-        if (argv[i] && argv[i] == m->val[V_A]) sw[i] = (char *)m->val[V_B];
-        else if (argv[i] && argv[i] == m->val[V_B]) sw[i] = (char *)m->val[V_A];
-    }
+    swap_bounds(argc, argv, m, sw);
     gp_options o3;
     char msg[MSGLEN];
     const int rc = gp_parse_options(argc, sw, &o3, 0, msg, sizeof msg);
     CHECK(rc == 0 && o3.a == o->b && o3.b == o->a, "--a and --b swapped: rc %d (%s)", rc,
           rc ? msg : "accepted");
+    for (int i = 0; i < argc; i++)
+        if (sw[i] != argv[i] && sw[i] != m->val[V_A] && sw[i] != m->val[V_B]) free(sw[i]);
 }
 
-static int is_help_word(const char *w)
+/* The first word alone asks for --help or --version (the parse then returns -1 at once). */
+static int first_word_help(int argc, char **argv)
 {
-    return strcmp(w, "--help") == 0 || strcmp(w, "-h") == 0 || strcmp(w, "--version") == 0;
+    model m;
+    return argc > 1 && (shape(2, argv, &m), m.help);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -173,6 +244,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         start = i + 1;
     }
     argv[argc] = NULL;
+    char *words[MAXWORDS + 2];
+    memcpy(words, argv, sizeof(char *) * (size_t)(argc + 1));
 
     gp_options o, o2;
     char *msg = malloc(MSGLEN), *msg2 = malloc(MSGLEN);
@@ -181,12 +254,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = gp_parse_options(argc, argv, &o, print, msg, MSGLEN);
 
     CHECK(rc == 0 || rc == -1 || rc == GP_EXIT_USAGE, "rc %d", rc);
-    if (rc == -1) {
-        int any = 0;
-        for (int i = 1; i < argc; i++) any |= is_help_word(argv[i]);
-        CHECK(any, "-1 (help/version) without --help, -h or --version");
-    }
-    if (argc > 1 && is_help_word(argv[1])) CHECK(rc == -1, "first word %s gave %d", argv[1], rc);
+    /* argv as it came: getopt_long permutes nothing */
+    for (int i = 0; i < argc; i++) CHECK(argv[i] == words[i], "argv[%d] was moved", i);
+    model m;
+    shape(argc, argv, &m);
+    if (rc == -1) CHECK(m.help, "-1 (help/version) without a word that asks for it");
+    if (first_word_help(argc, argv)) CHECK(rc == -1, "first word %s gave %d", argv[1], rc);
 
     if (rc == GP_EXIT_USAGE) {
         size_t l = strnlen(msg, MSGLEN);
@@ -224,8 +297,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* an empty --out or --json file name is a usage error */
         CHECK((!o.out || o.out[0]) && (!o.json || o.json[0]), "empty --out or --json accepted");
         /* the same answer as the model of the command line's shape */
-        model m;
-        shape(argc, argv, &m);
         const char *mv[] = {o.dataset, o.xdataset, NULL, o.out, o.payload, o.json};
         for (int k = 0; k <= V_JSON; k++)
             if (k != V_DX) CHECK(mv[k] == m.val[k], "%s: not its last value", valued[k]);
