@@ -984,13 +984,13 @@ static int64_t conv_elems(size_t wide)
     return k > 0 ? (int64_t)k : 1;
 }
 
-/* GPUPRIM_FAULT=RANK:WHAT (test hook): 1 when it names this rank and `what`. */
-static int io_fault(int rank, const char *what)
+/* This process's test hooks (gp_h5_set_faults): the program decides them, io/ only obeys. */
+static gp_h5_faults g_faults;
+
+void gp_h5_set_faults(const gp_h5_faults *f)
 {
-    const char *f = getenv("GPUPRIM_FAULT");
-    int r = -1;
-    char ph[16] = "";
-    return f && sscanf(f, "%d:%15[^:]", &r, ph) == 2 && r == rank && strcmp(ph, what) == 0;
+    if (f) g_faults = *f;
+    else memset(&g_faults, 0, sizeof g_faults);
 }
 
 /* pread (writing = 0) or pwrite of len bytes at byte pos of fd, looping over partial
@@ -1250,7 +1250,7 @@ int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char
         return finish(&e, msg, msglen);
     }
     if (e.rc || cnt == 0) return finish(&e, msg, msglen);
-    const int fault = io_fault(r->rank, "pread");
+    const int fault = g_faults.pread;
     int64_t at;
     if (r->how == RD_PREAD) {
         if (full_io(0, r->fd, buf, (size_t)cnt * r->esz, r->raw + off * (int64_t)r->esz, fault, &at) != 0)
@@ -1585,9 +1585,9 @@ static void create_file(gp_h5_writer *w, gp_err *e)
     if (agree(w->comm, e)) return;
     /* the exclusive create succeeded: the other ranks guard it too */
     if (w->rank != 0) tmp_guard(w->tmp, 1);
-    /* test hook (tests/e2e.py): GPUPRIM_FAULT=RANK:tmpfile makes rank RANK die of SIGTERM
-     * while the temporary file exists */
-    if (io_fault(w->rank, "tmpfile")) raise(SIGTERM);
+    /* test hook (gp_h5_faults.tmpfile): this rank dies of SIGTERM while the temporary file
+     * exists */
+    if (g_faults.tmpfile) raise(SIGTERM);
 }
 
 /* Every dataset first (allocated at creation: contiguous, early, no fill, no timestamps for
@@ -1766,7 +1766,7 @@ static void write_posix(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const 
                         gp_err *e)
 {
     const wds *d = &w->ds[k];
-    const int fault = io_fault(w->rank, "pwrite");
+    const int fault = g_faults.pwrite;
     const size_t wide = d->msz > d->fsz ? d->msz : d->fsz;
     const int64_t per = d->same ? cnt : conv_elems(wide);
     int64_t at = 0;

@@ -134,7 +134,7 @@ int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset,
  * with msg set), and the caller makes the ranks agree on it (e.g. gp_agree) before its next
  * collective step. mpiio driver: collective, as gp_h5_read (every rank calls it the same
  * number of times, cnt = 0 allowed; the error is agreed). Reads of any size, also past 2 GiB.
- * Test hook: GPUPRIM_FAULT=R:pread makes rank R's posix reads fail (EIO). */
+ * Test hook: gp_h5_faults.pread makes this rank's posix reads fail (EIO). */
 int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char *msg,
                       size_t msglen);
 
@@ -220,7 +220,7 @@ int gp_h5_writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
  * any, is this rank's own (gp_h5_writer_close agrees on it; after an error further writes
  * do nothing and return it again). mpiio driver: collective (every rank calls it the same
  * number of times, cnt = 0 allowed; the error is agreed). Writes of any size. Test hook:
- * GPUPRIM_FAULT=R:pwrite makes rank R's posix writes fail (EIO). Returns 0 or GP_IO_EWRITE. */
+ * gp_h5_faults.pwrite makes this rank's posix writes fail (EIO). Returns 0 or GP_IO_EWRITE. */
 int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
                        char *msg, size_t msglen);
 
@@ -233,6 +233,19 @@ gp_io_mode gp_h5_writer_io(const gp_h5_writer *w);
  * error, agreed already); the file is removed and 0 returned. Frees w. Collective. Returns
  * 0 or GP_IO_EWRITE. */
 int gp_h5_writer_close(gp_h5_writer *w, int cancel, char *msg, size_t msglen);
+
+/* Test hooks of the I/O, for this process's rank. io/ reads no environment for them: the
+ * program decides (gpuprim_mpi and gpuprim_gen from GPUPRIM_FAULT, src/fault.h) and hands
+ * the decision over here. pread: the posix driver's reads fail as an I/O error (EIO) would;
+ * pwrite: its writes do; tmpfile: the writer raises SIGTERM in this rank once the temporary
+ * output file exists. The mpiio driver ignores pread and pwrite. */
+typedef struct gp_h5_faults {
+    int pread, pwrite, tmpfile;
+} gp_h5_faults;
+
+/* Sets the test hooks of this process (NULL: none, the start state). Not collective; call
+ * it before the opens it is for. */
+void gp_h5_set_faults(const gp_h5_faults *f);
 
 /* Renames the file staged by gp_h5_write_many_staged to its path (rank 0; not collective:
  * the caller shares the outcome). Returns 0, also when nothing is staged (other ranks), or

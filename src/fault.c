@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "h5io.h"
+
 void gp_fault_parse(const char *value, gp_fault *f)
 {
     char ph[32] = "", kind[16] = "";
@@ -35,4 +37,11 @@ int gp_fault_fire(const gp_fault *f, int rank, const char *phase)
     fflush(stderr);
     if (f->kill) raise(SIGKILL);
     return 1;
+}
+
+void gp_fault_set_io(const gp_fault *f, int rank)
+{
+    const gp_h5_faults io = {gp_fault_hits(f, rank, "pread"), gp_fault_hits(f, rank, "pwrite"),
+                             gp_fault_hits(f, rank, "tmpfile")};
+    gp_h5_set_faults(&io);
 }

@@ -29,4 +29,9 @@ int gp_fault_hits(const gp_fault *f, int rank, const char *phase);
  * injected failure|SIGKILL in phase P"), raises SIGKILL for a kill and returns 1; else 0. */
 int gp_fault_fire(const gp_fault *f, int rank, const char *phase);
 
+/* Hands the I/O's test hooks (RANK:pread, RANK:pwrite, RANK:tmpfile of *f, for this rank)
+ * to io/ (gp_h5_set_faults of h5io.h): io/ reads no GPUPRIM_FAULT of its own. Not
+ * collective. */
+void gp_fault_set_io(const gp_fault *f, int rank);
+
 #endif /* GP_FAULT_H */

@@ -16,6 +16,7 @@
 
 #include "count.h"
 #include "exitcode.h"
+#include "fault.h"
 #include "gp_kernels.h"
 #include "h5io.h"
 
@@ -309,6 +310,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpuprim_gen: error: MPI_Comm_rank/size failed\n");
         MPI_Abort(MPI_COMM_WORLD, gp_exit_status(GP_EXIT_FAIL));
     }
+    gp_fault fault; /* GPUPRIM_FAULT's I/O hooks (RANK:pwrite, RANK:tmpfile) */
+    gp_fault_from_env(&fault);
+    gp_fault_set_io(&fault, rank);
 
     rc = parse_args(argc, argv, &o, err, sizeof err);
     if (rc || o.help) {

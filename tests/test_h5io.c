@@ -872,15 +872,15 @@ out:
     free(fv);
 }
 
-/* GPUPRIM_FAULT=R:pread / R:pwrite: the posix driver's system calls fail (EIO) on the last
+/* The test hooks pread / pwrite (gp_h5_set_faults; the programs set them from
+ * GPUPRIM_FAULT=R:pread / R:pwrite): the posix driver's system calls fail (EIO) on the last
  * rank only; every rank reports it, and a write leaves nothing. (mpiio ignores them.) */
 static void test_faults(void)
 {
-    char p[1200], file[1100], msg[MSG], fault[32];
+    char p[1200], file[1100], msg[MSG];
     double v[64] = {0};
     int64_t off, cnt;
     gp_h5_input in;
-    snprintf(fault, sizeof fault, "%d:pread", nranks - 1);
     snprintf(file, sizeof file, "%s/f32_2d.h5", outdir);
     if (h5open(W, file, NULL, &in, msg, sizeof msg) != 0) {
         check(0, "faults: open f32_2d: %s", msg);
@@ -888,7 +888,8 @@ static void test_faults(void)
     }
     gp_shard_range(in.n, nranks, rank, &off, &cnt);
     float *buf = malloc((size_t)(cnt ? cnt : 1) * sizeof *buf);
-    setenv("GPUPRIM_FAULT", fault, 1);
+    const gp_h5_faults on_read = {.pread = rank == nranks - 1};
+    gp_h5_set_faults(&on_read);
     int rc = gp_h5_read(W, &in, NULL, GP_F32, off, cnt, buf, msg, sizeof msg);
     if (g_want_io == GP_IO_POSIX)
         expect_fail("injected EIO in pread", rc, GP_IO_EREAD, msg, "f32_2d.h5: /data: read failed",
@@ -898,8 +899,8 @@ static void test_faults(void)
     free(buf);
     gp_h5_close(&in);
 
-    snprintf(fault, sizeof fault, "%d:pwrite", nranks - 1);
-    setenv("GPUPRIM_FAULT", fault, 1);
+    const gp_h5_faults on_write = {.pwrite = rank == nranks - 1};
+    gp_h5_set_faults(&on_write);
     snprintf(p, sizeof p, "%s/fault.h5", scratch);
     gp_shard_range(64, nranks, rank, &off, &cnt);
     rc = h5write(W, p, "/v", H5T_STD_I16LE, GP_F64, 64, off, cnt, v + off, 0, msg, sizeof msg);
@@ -910,7 +911,7 @@ static void test_faults(void)
     } else {
         check(rc == 0, "mpiio ignores GPUPRIM_FAULT=R:pwrite");
     }
-    unsetenv("GPUPRIM_FAULT");
+    gp_h5_set_faults(NULL);
 }
 
 /* ---- main ------------------------------------------------------------------------------- */
