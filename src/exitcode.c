@@ -4,8 +4,8 @@
 #include <string.h>
 
 /* One row a failure kind: its exit status and what the status means for each program
- * (NULL: the program never exits with it). README.md's EXIT STATUS table starts each row
- * with the gpuprim_mpi text (tests/cli_output.py checks it). */
+ * (NULL: the program never exits with it). The EXIT STATUS table of docs/gpuprim_mpi.md
+ * starts each row with the gpuprim_mpi text (tests/cli_output.py checks it). */
 static const struct exit_row {
     gp_error kind;
     int status;

@@ -1,7 +1,7 @@
 /* exitcode.h — the exit statuses of gpuprim_mpi and gpuprim_gen: one table (exitcode.c)
  * from the failure kinds of gp_error.h to the status and its meaning. gpuprim_mpi --help,
- * gpuprim_gen --help and the EXIT STATUS table of README.md's gpuprim_mpi(1) say what it
- * says (tests/test_exitcode.c checks the table, tests/cli_output.py the texts). */
+ * gpuprim_gen --help and the EXIT STATUS table of docs/gpuprim_mpi.md say what it says
+ * (tests/test_count_exit.c checks the table, tests/cli_output.py the texts). */
 #ifndef GP_EXITCODE_H
 #define GP_EXITCODE_H
 
@@ -33,8 +33,8 @@ typedef enum gp_prog { GP_PROG_MPI = 0, GP_PROG_GEN = 1 } gp_prog;
 int gp_exit_status(int kind);
 
 /* What exit status `status` means for program p, in one line without a trailing period
- * (gpuprim_mpi's is the start of its row in README.md's EXIT STATUS table); NULL for a
- * status that p never exits with. Pure. */
+ * (gpuprim_mpi's starts its row of the EXIT STATUS table in docs/gpuprim_mpi.md); NULL
+ * for a status that p never exits with. Pure. */
 const char *gp_exit_meaning(gp_prog p, int status);
 
 /* Prints p's exit statuses for --help: "  S  MEANING" a line each, the meaning wrapped
