@@ -159,31 +159,22 @@ enum {
 static const char g_short[] = "-:hqv";
 
 static const struct option g_long[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, O_VERSION},
-    {"dataset", required_argument, NULL, O_DATASET},
-    {"x", required_argument, NULL, O_X},
-    {"dx", required_argument, NULL, O_DX},
-    {"out", required_argument, NULL, O_OUT},
-    {"force", no_argument, NULL, O_FORCE},
-    {"no-sort", no_argument, NULL, O_NO_SORT},
-    {"descending", no_argument, NULL, O_DESCENDING},
-    {"stable", no_argument, NULL, O_STABLE},
-    {"argsort", no_argument, NULL, O_ARGSORT},
-    {"payload", required_argument, NULL, O_PAYLOAD},
+    /* file mode */
+    {"dataset", required_argument, NULL, O_DATASET}, {"x", required_argument, NULL, O_X},
+    {"dx", required_argument, NULL, O_DX}, {"out", required_argument, NULL, O_OUT},
+    {"force", no_argument, NULL, O_FORCE}, {"no-sort", no_argument, NULL, O_NO_SORT},
+    {"descending", no_argument, NULL, O_DESCENDING}, {"stable", no_argument, NULL, O_STABLE},
+    {"argsort", no_argument, NULL, O_ARGSORT}, {"payload", required_argument, NULL, O_PAYLOAD},
     {"reproducible", no_argument, NULL, O_REPRODUCIBLE},
-    {"json", required_argument, NULL, O_JSON},
-    {"progress", no_argument, NULL, O_PROGRESS},
-    {"no-progress", no_argument, NULL, O_NO_PROGRESS},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"function", required_argument, NULL, O_FUNCTION},
-    {"a", required_argument, NULL, O_A},
-    {"b", required_argument, NULL, O_B},
-    {"n", required_argument, NULL, O_N},
-    {"backend", required_argument, NULL, O_BACKEND},
-    {"transport", required_argument, NULL, O_TRANSPORT},
-    {"io", required_argument, NULL, O_IO},
+    {"transport", required_argument, NULL, O_TRANSPORT}, {"io", required_argument, NULL, O_IO},
+    /* function mode */
+    {"function", required_argument, NULL, O_FUNCTION}, {"a", required_argument, NULL, O_A},
+    {"b", required_argument, NULL, O_B}, {"n", required_argument, NULL, O_N},
+    /* both */
+    {"json", required_argument, NULL, O_JSON}, {"backend", required_argument, NULL, O_BACKEND},
+    {"progress", no_argument, NULL, O_PROGRESS}, {"no-progress", no_argument, NULL, O_NO_PROGRESS},
+    {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0}};
 
 /* The long name of option value v ("?" for none). */
