@@ -61,7 +61,7 @@ int main(int argc, char **argv)
           msg);
     int bad = g_fail, any = 0;
     MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0) printf("test_agree: %d ranks, %d passed on rank 0, %d failed in all\n", P, g_pass, any);
+    if (rank == 0) printf("test_agree: %d ranks, %ld passed on rank 0, %d failed in all\n", P, g_pass, any);
     MPI_Finalize();
     return any ? 1 : 0;
 }

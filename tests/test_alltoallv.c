@@ -6,7 +6,8 @@
  * the blocks in both buffers (displacements are not prefix sums), empty blocks, and a rank
  * that sends nothing at all; then the argument checks (negative count, own counts that
  * differ, esz 0), which must fail on every rank alike before any message. Prints one line
- * per failure; exit 0 when everything passes. Run under mpirun with any rank count. */
+ * per failure (test_check.h); exit 0 when everything passes. Run under mpirun with any rank
+ * count. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,18 +15,8 @@
 #include <string.h>
 
 #include "exchange.h"
+#include "test_check.h" /* CHECK, CTX (the rank), g_fail */
 
-static int fails = 0;
-
-#define CHECK(cond, ...)                                                                    \
-    do {                                                                                    \
-        if (!(cond)) {                                                                      \
-            fails++;                                                                        \
-            fprintf(stderr, "FAIL rank %d: ", rank);                                        \
-            fprintf(stderr, __VA_ARGS__);                                                   \
-            fprintf(stderr, "\n");                                                          \
-        }                                                                                   \
-    } while (0)
 
 /* elements sent from rank s to rank r in round k (0 for some pairs, rank 1 sends none) */
 static int64_t count_of(int s, int r, int k)
@@ -46,6 +37,7 @@ int main(int argc, char **argv)
     int rank, P;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &P);
+    CTX("rank %d", rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     const size_t eszs[] = {1, 3, 8, 24};
@@ -121,7 +113,7 @@ int main(int argc, char **argv)
         free(c), free(d), free(c2);
     }
 
-    int total = 0;
+    int fails = (int)g_fail, total = 0;
     MPI_Allreduce(&fails, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("test_alltoallv: %d ranks, %d rounds, %d failures\n", P, round, total);
     MPI_Finalize();

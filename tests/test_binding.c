@@ -182,6 +182,5 @@ int main(void)
     test_no_gpu();
     test_ranks_per_gpu();
     test_process_env();
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done(NULL);
 }

@@ -1,7 +1,7 @@
 /* test_count_exit.c — the two tables the programs share: the count parser's one rule
  * (src/count.h: gpuprim_mpi --n, gpuprim_gen --n) against a list of words with their
  * verdicts and an independent brute-force model, and the exit-status table
- * (src/exitcode.h) against the statuses README.md documents. No MPI. */
+ * (src/exitcode.h) against the statuses docs/gpuprim_mpi.md documents. No MPI. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <stdio.h>
@@ -126,7 +126,7 @@ static void count_random(void)
 
 static void exit_table(void)
 {
-    /* README.md gpuprim_mpi(1) EXIT STATUS, and the kinds the statuses stand for */
+    /* docs/gpuprim_mpi.md EXIT STATUS, and the kinds the statuses stand for */
     static const struct { int kind, status; const char *starts; } doc[] = {
         {GP_ERR_NONE, 0, "success"},
         {GP_ERR_INTERNAL, 1, "internal or MPI error"},
@@ -210,6 +210,5 @@ int main(void)
     count_random();
     exit_table();
     exit_print();
-    printf("test_count_exit: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done("test_count_exit");
 }

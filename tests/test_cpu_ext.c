@@ -23,34 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- bookkeeping --------------------------------------------------------------------- */
-
-static long g_pass, g_fail;
-static char g_ctx[200];
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int check_at(int ok, int line, const char *fmt, ...)
-{
-    if (ok) {
-        g_pass++;
-        return 1;
-    }
-    g_fail++;
-    if (g_fail <= 200) {
-        char msg[400];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        printf("FAIL (line %d) [%s] %s\n", line, g_ctx, msg);
-        fflush(stdout);
-    }
-    return 0;
-}
-#define CHECK(cond, ...) check_at((cond) ? 1 : 0, __LINE__, __VA_ARGS__)
-#define CTX(...) snprintf(g_ctx, sizeof g_ctx, __VA_ARGS__)
+#include "test_check.h" /* CHECK, CTX, g_pass, g_fail */
 
 static double now_s(void)
 {

@@ -18,31 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-/* ---- check bookkeeping ------------------------------------------------------------------ */
-
-static long g_pass, g_fail;
-static char g_ctx[160]; /* what is being tested, printed with every failure */
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static int check_at(int ok, int line, const char *fmt, ...)
-{
-    if (ok) {
-        g_pass++;
-        return 1;
-    }
-    g_fail++;
-    char msg[400];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    printf("FAIL (line %d) [%s] %s\n", line, g_ctx, msg);
-    fflush(stdout);
-    return 0;
-}
-#define CHECK(cond, ...) check_at((cond) ? 1 : 0, __LINE__, __VA_ARGS__)
+#include "test_check.h" /* CHECK, g_ctx, g_pass, g_fail */
 
 static double now_s(void)
 {

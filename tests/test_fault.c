@@ -41,6 +41,5 @@ int main(void)
     unsetenv("GPUPRIM_FAULT");
     gp_fault_from_env(&f);
     CHECK(!f.set, "unset environment: no fault");
-    printf("test_fault: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done("test_fault");
 }

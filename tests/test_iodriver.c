@@ -115,6 +115,5 @@ int main(void)
     test_names();
     test_env();
     test_pieces();
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done(NULL);
 }

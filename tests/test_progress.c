@@ -95,6 +95,5 @@ int main(void)
     CHECK(s[0] == '\0', "off wrote: %s", s);
     fclose(f);
 
-    printf("%d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done(NULL);
 }

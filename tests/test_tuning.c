@@ -73,6 +73,5 @@ int main(void)
     f = 1u << 20;
     CHECK(gp_mem_limit_env(&f, NULL, 0) == 0 && f == 4096, "read once: %zu", f);
     CHECK(gp_tuning_get() == gp_tuning_get(), "one record");
-    printf("test_tuning: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done("test_tuning");
 }
