@@ -28,8 +28,12 @@ static int parse_power(const char *s, const char *caret, int64_t *out)
     const uint64_t max = (uint64_t)INT64_MAX;
     const uint64_t b = digits_value(s, lb, max), e = digits_value(caret + 1, le, max);
     if (b > max) return -1;
+    if (b <= 1) { /* 0^0 = 1, 0^E = 0 (E > 0), 1^E = 1: no loop over a huge E */
+        *out = e == 0 ? 1 : (int64_t)b;
+        return 0;
+    }
     uint64_t r = 1;
-    for (uint64_t k = 0; k < e && r != 0 && b != 1; k++) { /* 0^E = 0 (E > 0), 1^E = 1 */
+    for (uint64_t k = 0; k < e; k++) { /* b >= 2: at most 63 rounds before it overflows */
         if (r > max / b) return -1;
         r *= b;
     }

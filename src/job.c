@@ -116,7 +116,7 @@ static int run_phase(gp_job *j, const gp_phase *ph, int err)
                 fprintf(stderr, "gpuprim_mpi: error: rank %d: injected failure in phase %s "
                                 "(GPUPRIM_FAULT); aborting the job\n", j->rank, ph->fault);
                 fflush(stderr);
-                MPI_Abort(j->comm, GP_EXIT_DEVICE);
+                MPI_Abort(j->comm, gp_exit_status(GP_EXIT_DEVICE));
             }
             err = ph->fault_code;
             snprintf(j->msg, j->msglen, "rank %d: injected failure in phase %s (GPUPRIM_FAULT)",
