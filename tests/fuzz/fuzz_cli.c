@@ -4,7 +4,7 @@
  * one argument per line; a final separator ends the last word and adds none). Each word
  * lives in its own exact-size allocation, so the sanitizers see any read past its end.
  * gp_parse_options must return, never exit or crash, and what it returns must hold the
- * documented contract (src/cli.h, README gpuprim_mpi(1)):
+ * documented contract (src/cli.h, docs/gpuprim_mpi.md):
  *   - the result is 0 (run), -1 (--help/--version) or GP_EXIT_USAGE;
  *   - an error is a non-empty one-line message that fits msglen (also a tiny msglen, where
  *     it is the prefix of the full message);
