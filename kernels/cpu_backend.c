@@ -27,6 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "cpu_merge.h"
+#include "cpu_sort.h"
 #include "gp_kernels.h"
 #include "gp_merge_path.h"
 #include "tuning.h"
@@ -446,68 +447,6 @@ int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
 
 /* ---- sorting ---------------------------------------------------------------------------- */
 
-#define RADIX_BITS 11
-#define RADIX_SIZE (1 << RADIX_BITS)
-#define RADIX_MASK (RADIX_SIZE - 1)
-#define RADIX_SMALL 64 /* below this many keys, insertion sort */
-
-/* RADIX_SORT(NAME, UT, PASSES) defines static int NAME(UT *a, int64_t n): ascending LSD
- * radix sort with 11-bit digits (PASSES digits cover the key), one histogram pass over
- * the data for all digits, then one stable scatter pass per digit between a and a
- * scratch buffer of n keys; a digit on which all keys agree is skipped. Small inputs use
- * insertion sort. Returns GP_OK or GP_ENOMEM (scratch allocation). */
-#define RADIX_SORT(NAME, UT, PASSES)                                                         \
-    static int NAME(UT *a, int64_t n)                                                        \
-    {                                                                                        \
-        if (n < RADIX_SMALL) {                                                               \
-            for (int64_t i = 1; i < n; i++) {                                                \
-                UT v = a[i];                                                                 \
-                int64_t j = i;                                                               \
-                for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];                          \
-                a[j] = v;                                                                    \
-            }                                                                                \
-            return GP_OK;                                                                    \
-        }                                                                                    \
-        UT *tmp = (UT *)malloc((size_t)n * sizeof(UT));                                      \
-        size_t *hist = (size_t *)calloc((size_t)(PASSES)*RADIX_SIZE, sizeof(size_t));        \
-        if (!tmp || !hist) {                                                                 \
-            free(tmp);                                                                       \
-            free(hist);                                                                      \
-            return GP_ENOMEM;                                                                \
-        }                                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-            UT v = a[i];                                                                     \
-            for (int p = 0; p < (PASSES); p++)                                               \
-                hist[(size_t)p * RADIX_SIZE + ((v >> (p * RADIX_BITS)) & RADIX_MASK)]++;     \
-        }                                                                                    \
-        UT *src = a, *dst = tmp;                                                             \
-        for (int p = 0; p < (PASSES); p++) {                                                 \
-            size_t *h = hist + (size_t)p * RADIX_SIZE;                                       \
-            const int shift = p * RADIX_BITS;                                                \
-            if (h[(src[0] >> shift) & RADIX_MASK] == (size_t)n) continue; /* one digit */    \
-            size_t sum = 0;                                                                  \
-            for (int d = 0; d < RADIX_SIZE; d++) {                                           \
-                size_t c = h[d];                                                             \
-                h[d] = sum;                                                                  \
-                sum += c;                                                                    \
-            }                                                                                \
-            for (int64_t i = 0; i < n; i++) {                                                \
-                UT v = src[i];                                                               \
-                dst[h[(v >> shift) & RADIX_MASK]++] = v;                                     \
-            }                                                                                \
-            UT *sw = src;                                                                    \
-            src = dst;                                                                       \
-            dst = sw;                                                                        \
-        }                                                                                    \
-        if (src != a) memcpy(a, src, (size_t)n * sizeof(UT));                                \
-        free(tmp);                                                                           \
-        free(hist);                                                                          \
-        return GP_OK;                                                                        \
-    }
-
-RADIX_SORT(radix_sort_u32, uint32_t, 3) /* 11 + 11 + 10 bits */
-RADIX_SORT(radix_sort_u64, uint64_t, 6) /* 5 * 11 + 9 bits */
-
 /* Sorts n unsigned keys ascending in place — the CPU twin of gp_backend.sort_keys.
  *
  * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys (host memory; may be NULL
@@ -523,8 +462,7 @@ int gp_cpu_sort_keys(int width, void *keys, int64_t n)
     if (n > 0 && !keys) return CPU_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
     if ((uint64_t)n > SIZE_MAX / 8)
         return CPU_FAIL(GP_ENOMEM, "n = %lld keys do not fit in memory", (long long)n);
-    int rc = (width == 4) ? radix_sort_u32((uint32_t *)keys, n)
-                          : radix_sort_u64((uint64_t *)keys, n);
+    const int rc = gp_cpu_radix_sort(width, keys, NULL, n, 0);
     if (rc != GP_OK)
         return CPU_FAIL(rc, "scratch buffer of %lld keys x %d bytes", (long long)n, width);
     return GP_OK;

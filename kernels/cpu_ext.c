@@ -7,6 +7,7 @@
  * gp_backend_cpu()->last_error() and gp_cpu_ext_last_error() both return it.
  */
 #include "cpu_merge.h"
+#include "cpu_sort.h"
 #include "gp_ext.h"
 #include "gp_keys_ext.h"
 
@@ -97,106 +98,6 @@ int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
 
 /* ---- key + value sort ------------------------------------------------------------------- */
 
-#define PR_BITS 11
-#define PR_SIZE (1 << PR_BITS)
-#define PR_MASK (PR_SIZE - 1)
-#define PR_SMALL 64  /* below this many pairs, insertion sort */
-#define PR_VPASSES 6 /* 11-bit digits of a uint64 value: 5 * 11 + 9 bits */
-
-/* PAIR_RADIX(NAME, UT, KPASSES) defines
- *   static int NAME(UT *k, uint64_t *v, int64_t n, int stable)
- * an ascending LSD radix sort of the pairs (k[i], v[i]) with 11-bit digits: when stable,
- * first the PR_VPASSES digits of the value, then the KPASSES digits of the key (LSD order
- * of the composite (key, value)); else the key's digits only. Every pass is a stable
- * counting scatter between the arrays and scratch copies, so with stable == 0 pairs of
- * equal keys keep their input order. One histogram pass counts all digits; a digit on which
- * all pairs agree is skipped. Below PR_SMALL pairs: insertion sort with the same order
- * (stable, strict comparison). Returns GP_OK or GP_ENOMEM. */
-#define PAIR_RADIX(NAME, UT, KPASSES)                                                        \
-    static int NAME(UT *k, uint64_t *v, int64_t n, int stable)                               \
-    {                                                                                        \
-        if (n < PR_SMALL) {                                                                  \
-            for (int64_t i = 1; i < n; i++) {                                                \
-                const UT kk = k[i];                                                          \
-                const uint64_t vv = v[i];                                                    \
-                int64_t j = i;                                                               \
-                for (; j > 0 && (kk < k[j - 1] || (stable && kk == k[j - 1] && vv < v[j - 1])); \
-                     j--) {                                                                  \
-                    k[j] = k[j - 1];                                                         \
-                    v[j] = v[j - 1];                                                         \
-                }                                                                            \
-                k[j] = kk;                                                                   \
-                v[j] = vv;                                                                   \
-            }                                                                                \
-            return GP_OK;                                                                    \
-        }                                                                                    \
-        const int vp = stable ? PR_VPASSES : 0;                                              \
-        const int np = vp + (KPASSES);                                                       \
-        UT *tk = (UT *)malloc((size_t)n * sizeof(UT));                                       \
-        uint64_t *tv = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));                     \
-        size_t *hist = (size_t *)calloc((size_t)np * PR_SIZE, sizeof(size_t));               \
-        if (!tk || !tv || !hist) {                                                           \
-            free(tk);                                                                        \
-            free(tv);                                                                        \
-            free(hist);                                                                      \
-            return GP_ENOMEM;                                                                \
-        }                                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-            const uint64_t vv = v[i];                                                        \
-            const UT kk = k[i];                                                              \
-            for (int p = 0; p < vp; p++)                                                     \
-                hist[(size_t)p * PR_SIZE + ((vv >> (p * PR_BITS)) & PR_MASK)]++;             \
-            for (int p = 0; p < (KPASSES); p++)                                              \
-                hist[(size_t)(vp + p) * PR_SIZE + ((kk >> (p * PR_BITS)) & PR_MASK)]++;      \
-        }                                                                                    \
-        UT *sk = k, *dk = tk;                                                                \
-        uint64_t *sv = v, *dv = tv;                                                          \
-        for (int p = 0; p < np; p++) {                                                       \
-            size_t *h = hist + (size_t)p * PR_SIZE;                                          \
-            const int on_val = p < vp;                                                       \
-            const int shift = (on_val ? p : p - vp) * PR_BITS;                               \
-            const size_t d0 = on_val ? (size_t)((sv[0] >> shift) & PR_MASK)                  \
-                                     : (size_t)((sk[0] >> shift) & PR_MASK);                 \
-            if (h[d0] == (size_t)n) continue; /* every pair has this digit */                \
-            size_t sum = 0;                                                                  \
-            for (int d = 0; d < PR_SIZE; d++) {                                              \
-                const size_t c = h[d];                                                       \
-                h[d] = sum;                                                                  \
-                sum += c;                                                                    \
-            }                                                                                \
-            if (on_val) {                                                                    \
-                for (int64_t i = 0; i < n; i++) {                                            \
-                    const size_t o = h[(sv[i] >> shift) & PR_MASK]++;                        \
-                    dk[o] = sk[i];                                                           \
-                    dv[o] = sv[i];                                                           \
-                }                                                                            \
-            } else {                                                                         \
-                for (int64_t i = 0; i < n; i++) {                                            \
-                    const size_t o = h[(sk[i] >> shift) & PR_MASK]++;                        \
-                    dk[o] = sk[i];                                                           \
-                    dv[o] = sv[i];                                                           \
-                }                                                                            \
-            }                                                                                \
-            UT *wk = sk;                                                                     \
-            sk = dk;                                                                         \
-            dk = wk;                                                                         \
-            uint64_t *wv = sv;                                                               \
-            sv = dv;                                                                         \
-            dv = wv;                                                                         \
-        }                                                                                    \
-        if (sk != k) {                                                                       \
-            memcpy(k, sk, (size_t)n * sizeof(UT));                                           \
-            memcpy(v, sv, (size_t)n * sizeof(uint64_t));                                     \
-        }                                                                                    \
-        free(tk);                                                                            \
-        free(tv);                                                                            \
-        free(hist);                                                                          \
-        return GP_OK;                                                                        \
-    }
-
-PAIR_RADIX(pair_radix_u32, uint32_t, 3) /* 11 + 11 + 10 bits */
-PAIR_RADIX(pair_radix_u64, uint64_t, 6) /* 5 * 11 + 9 bits */
-
 /* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
 static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
 {
@@ -227,8 +128,7 @@ int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stab
         return EXT_FAIL(GP_ENOMEM, "n = %lld pairs do not fit in memory", (long long)n);
     if (ranges_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
         return EXT_FAIL(GP_EINVAL, "keys overlap vals");
-    int rc = (width == 4) ? pair_radix_u32((uint32_t *)keys, vals, n, stable != 0)
-                          : pair_radix_u64((uint64_t *)keys, vals, n, stable != 0);
+    const int rc = gp_cpu_radix_sort(width, keys, vals, n, stable != 0);
     if (rc != GP_OK)
         return EXT_FAIL(rc, "scratch buffer of %lld pairs x %d + 8 bytes", (long long)n, width);
     return GP_OK;

@@ -1,0 +1,34 @@
+/* cpu_sort.h — the CPU backend's radix sort (behind gp_cpu_sort_keys and gp_cpu_sort_pairs)
+ * and its large allocations. Internal to kernels/ (cpu_backend.c, cpu_ext.c, cpu_sort.c).
+ *
+ * Threading: like the rest of the CPU backend, one calling thread per process (the sort's
+ * scratch buffer is a static, unlocked cache).
+ */
+#ifndef GP_CPU_SORT_H
+#define GP_CPU_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* From this size on, gp_cpu_big_alloc hands out 2 MiB-aligned memory advised for
+ * transparent huge pages; smaller requests are plain malloc. */
+#define GP_CPU_HUGE_MIN ((size_t)4 << 20)
+
+/* Memory of `bytes` bytes (0 -> 1) that free() releases: malloc below GP_CPU_HUGE_MIN,
+ * else posix_memalign to 2 MiB with madvise(MADV_HUGEPAGE) on the whole 2 MiB pages it
+ * covers (the advice is best effort: where it fails, or where transparent huge pages are
+ * off, the memory is ordinary). First touch of huge-page memory costs a fraction of that
+ * of 4 KiB pages (one fault and one clear per 2 MiB), and scattered accesses to it miss
+ * the TLB far less. NULL (errno set) on failure. */
+void *gp_cpu_big_alloc(size_t bytes);
+
+/* Sorts n pairs (keys[i], vals[i]) — or n keys when vals is NULL — ascending in place.
+ * width: 4 (uint32_t keys) or 8 (uint64_t); vals: NULL or n uint64_t values (not
+ * overlapping keys). With vals and stable != 0 the order is that of (key, value); else
+ * that of the key alone, pairs of equal keys keeping their input order (the sort is
+ * stable). Arguments are the caller's to check (n >= 0, pointers valid for n > 0).
+ * Returns 0 (GP_OK) or GP_ENOMEM (the scratch buffer). cpu_sort.c describes the
+ * algorithm. */
+int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+
+#endif
