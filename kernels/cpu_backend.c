@@ -396,25 +396,7 @@ int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t
  * with n > 0). */
 int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
 {
-    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_key_f32_bits(k[i]); break;
-        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
-        default: break; /* GP_U32: identity */
-        }
-    } else {
-        uint64_t *k = (uint64_t *)buf;
-        switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_key_f64_bits(k[i]); break;
-        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
-        default: break; /* GP_U64: identity */
-        }
-    }
-    return GP_OK;
+    return gp_cpu_keys_as(__func__, t, 0, 0, buf, n); /* gp_cpu_keys, cpu_sort.c */
 }
 
 /* Maps n keys in buf (uint32_t for 4-byte t, uint64_t for 8-byte t) in place back to
@@ -424,25 +406,7 @@ int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
  * 0x7FF8000000000000. Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
 int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
 {
-    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_unkey_f32_bits(k[i]); break;
-        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
-        default: break;
-        }
-    } else {
-        uint64_t *k = (uint64_t *)buf;
-        switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_unkey_f64_bits(k[i]); break;
-        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
-        default: break;
-        }
-    }
-    return GP_OK;
+    return gp_cpu_keys_as(__func__, t, 0, 1, buf, n);
 }
 
 /* ---- sorting ---------------------------------------------------------------------------- */
@@ -450,22 +414,14 @@ int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
 /* Sorts n unsigned keys ascending in place — the CPU twin of gp_backend.sort_keys.
  *
  * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys (host memory; may be NULL
- * only when n == 0). Algorithm: LSD radix sort, 11-bit digits (3 passes for 32-bit keys,
- * 6 for 64-bit keys, passes whose digit is constant are skipped), O(n) time and an n-key
- * scratch buffer; insertion sort below 64 keys. The result is the unique ascending order
- * (keys carry no payload, so stability does not matter).
+ * only when n == 0). gp_cpu_sort with no values (cpu_sort.c: MSD radix passes down to
+ * cache-sized buckets, LSD radix inside each; an n-key scratch buffer kept between calls).
+ * The result is the unique ascending order (keys carry no payload, so stability does not
+ * matter).
  * Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0) or GP_ENOMEM. */
 int gp_cpu_sort_keys(int width, void *keys, int64_t n)
 {
-    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !keys) return CPU_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
-    if ((uint64_t)n > SIZE_MAX / 8)
-        return CPU_FAIL(GP_ENOMEM, "n = %lld keys do not fit in memory", (long long)n);
-    const int rc = gp_cpu_radix_sort(width, keys, NULL, n, 0);
-    if (rc != GP_OK)
-        return CPU_FAIL(rc, "scratch buffer of %lld keys x %d bytes", (long long)n, width);
-    return GP_OK;
+    return gp_cpu_sort_as(__func__, width, keys, NULL, n, 0);
 }
 
 /* Sorts n elements of type t ascending in place by their keys — the CPU twin of
@@ -483,48 +439,10 @@ int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n)
     return rc;
 }
 
-/* One step and the tail of the key merge (cpu_merge.h): lo, hi, out and r0 are those of
- * merge_keys below; ties take lo. */
-#define KEY_STEP(a, b)                                                                       \
-    do {                                                                                     \
-        const int64_t h_ = hi[b] < lo[a];                                                    \
-        out[(a) + (b) - r0] = h_ ? hi[b] : lo[a];                                            \
-        (a) += 1 - h_;                                                                       \
-        (b) += h_;                                                                           \
-    } while (0)
-#define KEY_TAIL(a, b, ie, je)                                                               \
-    memcpy(out + ((a) + (b) - r0), (a) < (ie) ? lo + (a) : hi + (b),                         \
-           (size_t)(((ie) - (a)) + ((je) - (b))) * sizeof *out)
-
-/* MERGE_KEYS(NAME, UT) defines
- *   static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t r0,
- *                    int64_t cnt, UT *out)
- * out[0, cnt) = merged[r0, r0 + cnt) of lo and hi (ties: lo first): four segments cut at
- * merge-path splits, merged together, branch-free (cpu_merge.h). */
-#define MERGE_KEYS(NAME, UT)                                                                 \
-    static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t r0,       \
-                     int64_t cnt, UT *out)                                                   \
-    {                                                                                        \
-        int64_t I[5], J[5];                                                                  \
-        gp_cpu_merge_cuts((int)sizeof(UT), lo, NULL, nlo, hi, NULL, nhi, r0, cnt, 0, I, J);  \
-        GP_MERGE_RUN4(I, J, KEY_STEP, KEY_TAIL);                                             \
-    }
-
-MERGE_KEYS(merge_keys_u32, uint32_t)
-MERGE_KEYS(merge_keys_u64, uint64_t)
-
 /* Key i of an array of unsigned keys of `width` bytes (4 or 8). */
 static uint64_t key_at(const void *k, int width, int64_t i)
 {
     return width == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
-}
-
-/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
-static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    if (!a || !b || na == 0 || nb == 0) return 0;
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + nb && pb < pa + na;
 }
 
 /* Merge-split of two ascending key arrays — the CPU twin of gp_backend.merge_split_keys.
@@ -536,7 +454,8 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
  * out[0, c) = merged[m, nlo+nhi) with c = max(0, nlo+nhi-m). Both halves are a forward,
  * branch-free merge of four segments cut at merge-path splits (cpu_merge.h; the upper half
  * starts at the split of merged[m], its first m merged keys are never visited) that stops
- * after c keys. O(c + log m) time; out[c, m) is not written. Inputs that are not ascending give an unspecified but
+ * after c keys (gp_cpu_merge_split with no values, cpu_sort.c). O(c + log m) time;
+ * out[c, m) is not written. Inputs that are not ascending give an unspecified but
  * memory-safe result. Returns GP_OK or GP_EINVAL (width not 4/8, negative count,
  * nlo > m or nhi > m, NULL pointers where keys are read or written, the written part of
  * out overlapping an input). */
@@ -544,35 +463,8 @@ int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *
                             int64_t nhi, int64_t m, int keep_upper, void *out,
                             int64_t *nout)
 {
-    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (nlo < 0 || nhi < 0 || m < 0)
-        return CPU_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (nlo > m || nhi > m)
-        return CPU_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (!nout) return CPU_FAIL(GP_EINVAL, "nout is NULL");
-    if ((nlo > 0 && !lo) || (nhi > 0 && !hi))
-        return CPU_FAIL(GP_EINVAL, "%s is NULL with a nonzero count",
-                        (nlo > 0 && !lo) ? "lo" : "hi");
-    const int64_t total = nlo + nhi;
-    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
-    if (cnt > 0 && !out) return CPU_FAIL(GP_EINVAL, "out is NULL");
-    const size_t w = (size_t)width;
-    if (ranges_overlap(out, (size_t)cnt * w, lo, (size_t)nlo * w) ||
-        ranges_overlap(out, (size_t)cnt * w, hi, (size_t)nhi * w))
-        return CPU_FAIL(GP_EINVAL, "out overlaps lo or hi");
-
-    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
-    const int64_t r0 = keep_upper ? m : 0;
-    if (cnt > 0 && width == 4)
-        merge_keys_u32((const uint32_t *)lo, nlo, (const uint32_t *)hi, nhi, r0, cnt,
-                       (uint32_t *)out);
-    else if (cnt > 0)
-        merge_keys_u64((const uint64_t *)lo, nlo, (const uint64_t *)hi, nhi, r0, cnt,
-                       (uint64_t *)out);
-    *nout = cnt;
-    return GP_OK;
+    return gp_cpu_merge_split_as(__func__, width, lo, NULL, nlo, hi, NULL, nhi, m, keep_upper,
+                                 0, out, NULL, nout);
 }
 
 void gp_cpu_merge_cuts(int width, const void *lo, const uint64_t *lv, int64_t nlo,

@@ -37,7 +37,8 @@
  */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "cpu_sort.h"
-#include "gp_kernels.h"
+#include "cpu_merge.h"
+#include "gp_keys_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -451,4 +452,217 @@ int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stab
     rs.k[1] = scratch + (rs.hv ? (size_t)n * 8 : 0);
     msd(&rs, 0, 0, n, d);
     return GP_OK;
+}
+
+/* Records a failure of a checked entry under the public name `who` (gp_cpu_fail). */
+#define WHO_FAIL(code, ...) gp_cpu_fail((code), who, __FILE__, __LINE__, __VA_ARGS__)
+
+/* ---- order keys ------------------------------------------------------------------------------ */
+
+/* The float maps and the descending flip at width w (gp_kernels.h, gp_keys_ext.h). */
+RS_INLINE uint64_t fkey(uint64_t u, int w)
+{
+    return w == 4 ? gp_key_f32_bits((uint32_t)u) : gp_key_f64_bits(u);
+}
+RS_INLINE uint64_t funkey(uint64_t k, int w)
+{
+    return w == 4 ? gp_unkey_f32_bits((uint32_t)k) : gp_unkey_f64_bits(k);
+}
+RS_INLINE uint64_t dkey(uint64_t k, int w, int isf)
+{
+    return w == 4 ? gp_desc_key32((uint32_t)k, isf) : gp_desc_key64(k, isf);
+}
+
+/* The order key of one element bit pattern u of w bytes (or with inv, the element of key
+ * u): isf: a float type, sgn: a signed integer type, desc: descending keys. */
+RS_INLINE uint64_t key_map(uint64_t u, int w, int isf, int sgn, int desc, int inv)
+{
+    const uint64_t sb = (uint64_t)1 << (8 * w - 1);
+    if (!inv) {
+        const uint64_t k = isf ? fkey(u, w) : sgn ? u ^ sb : u;
+        return desc ? dkey(k, w, isf) : k;
+    }
+    const uint64_t k = desc ? dkey(u, w, isf) : u;
+    return isf ? funkey(k, w) : sgn ? k ^ sb : k;
+}
+
+/* The map over n elements with the flags as constants of each instance. */
+#define KEY_LOOP(buf, n, W, ISF, SGN, DESC, INV)                                             \
+    do {                                                                                     \
+        unsigned char *k_ = (unsigned char *)(buf);                                          \
+        for (int64_t i_ = 0; i_ < (n); i_++)                                                 \
+            kst(k_, W, i_, key_map(kld(k_, W, i_), W, ISF, SGN, DESC, INV));                 \
+    } while (0)
+#define KEY_LOOPS(buf, n, W, ISF, SGN, desc, inv)                                            \
+    do {                                                                                     \
+        if (!(desc) && !(inv)) KEY_LOOP(buf, n, W, ISF, SGN, 0, 0);                          \
+        else if (!(desc)) KEY_LOOP(buf, n, W, ISF, SGN, 0, 1);                               \
+        else if (!(inv)) KEY_LOOP(buf, n, W, ISF, SGN, 1, 0);                                \
+        else KEY_LOOP(buf, n, W, ISF, SGN, 1, 1);                                            \
+    } while (0)
+
+int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, void *buf,
+                   int64_t n)
+{
+    if (gp_dtype_size(t) == 0) return WHO_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return WHO_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    const int desc = descending != 0, inv = inverse != 0;
+    switch (t) {
+    case GP_F32: KEY_LOOPS(buf, n, 4, 1, 0, desc, inv); break;
+    case GP_I32: KEY_LOOPS(buf, n, 4, 0, 1, desc, inv); break;
+    case GP_U32: KEY_LOOPS(buf, n, 4, 0, 0, desc, inv); break;
+    case GP_F64: KEY_LOOPS(buf, n, 8, 1, 0, desc, inv); break;
+    case GP_I64: KEY_LOOPS(buf, n, 8, 0, 1, desc, inv); break;
+    default: KEY_LOOPS(buf, n, 8, 0, 0, desc, inv); break; /* GP_U64 */
+    }
+    return GP_OK;
+}
+
+int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n)
+{
+    return gp_cpu_keys_as(__func__, t, descending, inverse, buf, n);
+}
+
+/* ---- the checked entries ------------------------------------------------------------------- */
+
+/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
+static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    if (!a || !b || na == 0 || nb == 0) return 0;
+    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return pa < pb + nb && pb < pa + na;
+}
+
+
+int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
+                   int stable)
+{
+    const char *what = vals ? "pairs" : "keys";
+    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !keys) return WHO_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
+    if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
+        return WHO_FAIL(GP_ENOMEM, "n = %lld %s do not fit in memory", (long long)n, what);
+    if (ranges_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
+        return WHO_FAIL(GP_EINVAL, "keys overlap vals");
+    const int rc = gp_cpu_radix_sort(width, keys, vals, n, stable != 0);
+    if (rc != GP_OK)
+        return WHO_FAIL(rc, "scratch buffer of %lld %s x %d%s bytes", (long long)n, what, width,
+                        vals ? " + 8" : "");
+    return GP_OK;
+}
+
+int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    return gp_cpu_sort_as(__func__, width, keys, vals, n, stable);
+}
+
+/* ---- merge-split ------------------------------------------------------------------------------ */
+
+/* One step and the tail of the merge (cpu_merge.h) of lo (lk, lov) and hi (hk, hiv) into
+ * (ok, ov) from merged[r0]: ties take lo; by key, or with STABLE by (key, value); the values
+ * move only with HV. W, HV, STABLE are constants of each merge_g instance. */
+#define MS_STEP(a, b)                                                                        \
+    do {                                                                                     \
+        const uint64_t ka_ = kld(lk, W, a), kb_ = kld(hk, W, b);                             \
+        const int64_t h_ = STABLE ? (kb_ < ka_) | ((kb_ == ka_) & (hiv[b] < lov[a]))         \
+                                  : kb_ < ka_;                                               \
+        kst(ok, W, (a) + (b) - r0, h_ ? kb_ : ka_);                                          \
+        if (HV) ov[(a) + (b) - r0] = h_ ? hiv[b] : lov[a];                                   \
+        (a) += 1 - h_;                                                                       \
+        (b) += h_;                                                                           \
+    } while (0)
+#define MS_TAIL(a, b, ie, je)                                                                \
+    do {                                                                                     \
+        const int from_lo_ = (a) < (ie);                                                    \
+        const size_t n_ = (size_t)(((ie) - (a)) + ((je) - (b)));                             \
+        memcpy(ok + (size_t)((a) + (b) - r0) * W,                                           \
+               from_lo_ ? lk + (size_t)(a) * W : hk + (size_t)(b) * W, n_ * W);             \
+        if (HV) memcpy(ov + ((a) + (b) - r0), from_lo_ ? lov + (a) : hiv + (b), n_ * 8);     \
+    } while (0)
+
+/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo and hi: four segments cut at merge-path
+ * splits, merged together, branch-free (cpu_merge.h). */
+RS_INLINE void merge_g(const unsigned char *lk, const uint64_t *lov, int64_t nlo,
+                       const unsigned char *hk, const uint64_t *hiv, int64_t nhi, int64_t r0,
+                       int64_t cnt, unsigned char *ok, uint64_t *ov, int W, int HV, int STABLE)
+{
+    int64_t I[5], J[5];
+    gp_cpu_merge_cuts(W, lk, lov, nlo, hk, hiv, nhi, r0, cnt, STABLE, I, J);
+    GP_MERGE_RUN4(I, J, MS_STEP, MS_TAIL);
+}
+
+/* merge_g with its constants: by key (keys alone or pairs) or by (key, value). */
+static void merge_run(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
+                      int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
+                      int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
+{
+#define MERGE_AS(W, HV, ST) merge_g(lk, lov, nlo, hk, hiv, nhi, r0, cnt, ok, ov, W, HV, ST)
+    if (w == 4) {
+        if (!hv) MERGE_AS(4, 0, 0);
+        else if (!stable) MERGE_AS(4, 1, 0);
+        else MERGE_AS(4, 1, 1);
+    } else {
+        if (!hv) MERGE_AS(8, 0, 0);
+        else if (!stable) MERGE_AS(8, 1, 0);
+        else MERGE_AS(8, 1, 1);
+    }
+#undef MERGE_AS
+}
+
+/* The overlap test of a merge-split: the written parts of the outputs against every input
+ * and against each other. */
+static int merge_overlaps(size_t w, const void *lk, const uint64_t *lv, int64_t nlo,
+                          const void *hk, const uint64_t *hv, int64_t nhi, int64_t cnt,
+                          const void *ok, const uint64_t *ov)
+{
+    const void *in[4] = {lk, hk, lv, hv};
+    const size_t in_n[4] = {(size_t)nlo * w, (size_t)nhi * w, (size_t)nlo * 8, (size_t)nhi * 8};
+    const size_t ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
+    for (int i = 0; i < 4; i++)
+        if (ranges_overlap(ok, ck, in[i], in_n[i]) || ranges_overlap(ov, cv, in[i], in_n[i]))
+            return 1;
+    return ranges_overlap(ok, ck, ov, cv);
+}
+
+int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
+                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
+                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
+                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout)
+{
+    const int hv = lo_vals || hi_vals || out_vals; /* keys alone when no value array is given */
+    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || m < 0)
+        return WHO_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (nlo > m || nhi > m)
+        return WHO_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (!nout) return WHO_FAIL(GP_EINVAL, "nout is NULL");
+    const int lo_null = nlo > 0 && (!lo_keys || (hv && !lo_vals));
+    if (lo_null || (nhi > 0 && (!hi_keys || (hv && !hi_vals))))
+        return WHO_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count", lo_null ? "lo" : "hi");
+    const int64_t total = nlo + nhi;
+    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
+    if (cnt > 0 && (!out_keys || (hv && !out_vals))) return WHO_FAIL(GP_EINVAL, "output is NULL");
+    if (merge_overlaps((size_t)width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, cnt,
+                       out_keys, out_vals))
+        return WHO_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
+    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
+    if (cnt > 0)
+        merge_run(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals, nlo,
+                  (const unsigned char *)hi_keys, hi_vals, nhi, keep_upper ? m : 0, cnt,
+                  (unsigned char *)out_keys, out_vals);
+    *nout = cnt;
+    return GP_OK;
+}
+
+int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                       int64_t *nout)
+{
+    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
+                                 m, keep_upper, stable, out_keys, out_vals, nout);
 }

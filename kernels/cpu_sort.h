@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gp_kernels.h"
+
 /* From this size on, gp_cpu_big_alloc hands out 2 MiB-aligned memory advised for
  * transparent huge pages; smaller requests are plain malloc. */
 #define GP_CPU_HUGE_MIN ((size_t)4 << 20)
@@ -30,5 +32,17 @@ void *gp_cpu_big_alloc(size_t bytes);
  * Returns 0 (GP_OK) or GP_ENOMEM (the scratch buffer). cpu_sort.c describes the
  * algorithm. */
 int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+
+/* The checked entries behind gp_cpu_keys, gp_cpu_sort and gp_cpu_merge_split (gp_kernels.h)
+ * and their keys-only / pairs / ascending / descending wrappers: the same, with failures
+ * recorded under the name `who` (the public function the caller was called as). */
+int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, void *buf,
+                   int64_t n);
+int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
+                   int stable);
+int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
+                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
+                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
+                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout);
 
 #endif
