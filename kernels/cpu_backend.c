@@ -113,58 +113,73 @@ typedef struct stats_acc {
     gp_i128 isum;              /* integer types: the exact sum so far */
 } stats_acc;
 
+/* STATS_ELEM(L, i): folds element i into lane L of the STATS_CHUNK loop below (its locals:
+ * the float64 lanes sL / qL, the integer sum ilo / ihi, hash, desc, prev, nans, kmin, kmax). */
+#define STATS_ELEM(L, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                              \
+    do {                                                                                     \
+        UT bits_;                                                                            \
+        CT val_;                                                                             \
+        memcpy(&bits_, p + (size_t)(i) * sizeof(UT), sizeof(UT));                            \
+        memcpy(&val_, &bits_, sizeof(UT));                                                   \
+        const uint64_t k_ = (uint64_t)KEY(bits_);                                            \
+        const int isnan_ = ISNAN(bits_);                                                     \
+        const double d_ = isnan_ ? 0.0 : TOD(val_);                                          \
+        if (INTSUM) {                                                                        \
+            const uint64_t w_ = (uint64_t)val_; /* two's complement image */                 \
+            ilo += w_;                                                                       \
+            ihi += (int64_t)(ilo < w_) - (int64_t)NEG(val_);                                 \
+        } else {                                                                             \
+            s##L += d_;                                                                      \
+        }                                                                                    \
+        q##L += d_ * d_;                                                                     \
+        if (hashing) hash += gp_mix64(k_);                                                   \
+        desc += prev > k_;                                                                   \
+        prev = k_;                                                                           \
+        nans += isnan_;                                                                      \
+        const uint64_t kn_ = isnan_ ? kmin : k_, kx_ = isnan_ ? kmax : k_;                   \
+        kmin = kn_ < kmin ? kn_ : kmin;                                                      \
+        kmax = kx_ > kmax ? kx_ : kmax;                                                      \
+    } while (0)
+
 /* STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG) defines
- *   static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)
- * which folds elements [i0, i1) (at most one chunk) of y into *a. UT: the unsigned type of
- * the element's bits and key; CT: the C type of the element; KEY(bits) -> key;
- * ISNAN(bits) -> int; TOD(value) -> double. NaN elements add +0.0 to the lanes, which
+ *   static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)
+ * which folds elements [i0, i1) (at most one chunk) of y into *a (the hash only when
+ * hashing != 0). UT: the unsigned type of the element's bits and key; CT: the C type of the
+ * element; KEY(bits) -> key; ISNAN(bits) -> int; TOD(value) -> double. Element i0 + j adds
+ * into the float64 lanes s[j % 4] and q[j % 4], the loop taking four elements (one per lane)
+ * per step, so that the lanes stay in registers. NaN elements add +0.0 to the lanes, which
  * leaves them bit-identical because a lane starting at +0.0 can never hold -0.0.
  * INTSUM = 0 (float types): the values add into the float64 lanes; INTSUM = 1 (integer
  * types): they add exactly into a->isum (the file comment), NEG(value) being 1 for a
  * negative value (0 always for unsigned types). */
 #define STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                             \
-    static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)                   \
+    static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)      \
     {                                                                                        \
         const unsigned char *p = (const unsigned char *)y;                                  \
-        double s[4] = {0.0, 0.0, 0.0, 0.0}, q[4] = {0.0, 0.0, 0.0, 0.0};                    \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0; \
         uint64_t hash = a->hash, kmin = a->min_key, kmax = a->max_key, prev = a->prev_key;   \
         uint64_t ilo = 0;                                                                    \
         int64_t ihi = 0;                                                                     \
         int64_t nans = 0, desc = 0;                                                          \
-        for (int64_t i = i0; i < i1; i++) {                                                  \
-            UT bits;                                                                         \
-            CT val;                                                                          \
-            memcpy(&bits, p + (size_t)i * sizeof(UT), sizeof(UT));                           \
-            memcpy(&val, &bits, sizeof(UT));                                                 \
-            uint64_t k = (uint64_t)KEY(bits);                                                \
-            int isnan_ = ISNAN(bits);                                                        \
-            double d = isnan_ ? 0.0 : TOD(val);                                              \
-            if (INTSUM) {                                                                    \
-                const uint64_t w = (uint64_t)val; /* two's complement image */               \
-                ilo += w;                                                                    \
-                ihi += (int64_t)(ilo < w) - (int64_t)NEG(val);                               \
-            } else {                                                                         \
-                s[(i - i0) & 3] += d;                                                        \
-            }                                                                                \
-            q[(i - i0) & 3] += d * d;                                                        \
-            hash += gp_mix64(k);                                                             \
-            desc += prev > k;                                                                \
-            prev = k;                                                                        \
-            nans += isnan_;                                                                  \
-            if (!isnan_) {                                                                   \
-                kmin = k < kmin ? k : kmin;                                                  \
-                kmax = k > kmax ? k : kmax;                                                  \
-            }                                                                                \
+        int64_t i = i0;                                                                      \
+        for (; i + 4 <= i1; i += 4) {                                                        \
+            STATS_ELEM(0, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                          \
+            STATS_ELEM(1, i + 1, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                      \
+            STATS_ELEM(2, i + 2, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                      \
+            STATS_ELEM(3, i + 3, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                      \
         }                                                                                    \
+        if (i < i1) STATS_ELEM(0, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                  \
+        if (i + 1 < i1) STATS_ELEM(1, i + 1, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);          \
+        if (i + 2 < i1) STATS_ELEM(2, i + 2, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);          \
         if (INTSUM) {                                                                        \
             gp_i128 c;                                                                       \
             c.lo = ilo;                                                                      \
             c.hi = ihi;                                                                      \
             a->isum = gp_i128_add(a->isum, c);                                               \
         } else {                                                                             \
-            psum_push(&a->sum, (s[0] + s[1]) + (s[2] + s[3]));                               \
+            psum_push(&a->sum, (s0 + s1) + (s2 + s3));                                       \
         }                                                                                    \
-        psum_push(&a->sumsq, (q[0] + q[1]) + (q[2] + q[3]));                                 \
+        psum_push(&a->sumsq, (q0 + q1) + (q2 + q3));                                         \
         a->hash = hash;                                                                      \
         a->min_key = kmin;                                                                   \
         a->max_key = kmax;                                                                   \
@@ -224,7 +239,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
         return GP_OK;
     }
 
-    void (*chunk)(const void *, int64_t, int64_t, stats_acc *) = NULL;
+    void (*chunk)(const void *, int64_t, int64_t, int, stats_acc *) = NULL;
     switch (t) {
     case GP_F32: chunk = stats_chunk_f32; break;
     case GP_F64: chunk = stats_chunk_f64; break;
@@ -251,7 +266,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     a.isum = gp_i128_from_i64(0);
     for (int64_t c = 0; c < n; c += GP_CPU_CHUNK) {
         int64_t e = (n - c > GP_CPU_CHUNK) ? c + GP_CPU_CHUNK : n;
-        chunk(y, c, e, &a);
+        chunk(y, c, e, !(flags & GP_STATS_NOHASH), &a);
     }
 
     gp_stats s;
