@@ -429,8 +429,8 @@ int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
 /* Sorts n unsigned keys ascending in place — the CPU twin of gp_backend.sort_keys.
  *
  * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys (host memory; may be NULL
- * only when n == 0). gp_cpu_sort with no values (cpu_sort.c: MSD radix passes down to
- * cache-sized buckets, LSD radix inside each; an n-key scratch buffer kept between calls).
+ * only when n == 0). gp_cpu_sort with no values (cpu_sort.c: LSD radix sort, 11-bit
+ * digits, digits on which all keys agree skipped; an n-key scratch buffer).
  * The result is the unique ascending order (keys carry no payload, so stability does not
  * matter).
  * Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0) or GP_ENOMEM. */

@@ -67,10 +67,10 @@ int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
  * memory, not overlapping; NULL only when n == 0). stable != 0: ascending (key, value),
  * the unique lexicographic order; stable == 0: ascending key, pairs of equal keys in their
  * input order (this twin's deterministic choice; the CUDA backend's differs).
- * Algorithm: gp_cpu_sort (cpu_sort.c: MSD radix passes down to cache-sized buckets, LSD
- * inside each, the value's digits only where values do not already ascend), an n-pair
- * scratch buffer kept between calls. Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL pointers with
- * n > 0, keys overlapping vals) or GP_ENOMEM. */
+ * Algorithm: gp_cpu_sort (cpu_sort.c: LSD radix sort, 11-bit digits; digits on which all
+ * pairs agree skipped, and the value's digits when the values already ascend, as input
+ * positions do), an n-pair scratch buffer. Returns GP_OK, GP_EINVAL (width not 4/8,
+ * n < 0, NULL pointers with n > 0, keys overlapping vals) or GP_ENOMEM. */
 int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable)
 {
     if (n > 0 && !vals) return EXT_FAIL(GP_EINVAL, "vals is NULL with n = %lld", (long long)n);

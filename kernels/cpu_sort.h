@@ -1,8 +1,8 @@
-/* cpu_sort.h — the CPU backend's radix sort (behind gp_cpu_sort_keys and gp_cpu_sort_pairs)
- * and its large allocations. Internal to kernels/ (cpu_backend.c, cpu_ext.c, cpu_sort.c).
+/* cpu_sort.h — the CPU backend's radix sort, the checked entries behind its one sort,
+ * merge-split and key map (gp_kernels.h), and its large allocations. Internal to kernels/
+ * (cpu_backend.c, cpu_ext.c, cpu_sort.c).
  *
- * Threading: like the rest of the CPU backend, one calling thread per process (the sort's
- * scratch buffer is a static, unlocked cache).
+ * Threading: like the rest of the CPU backend, one calling thread per process.
  */
 #ifndef GP_CPU_SORT_H
 #define GP_CPU_SORT_H

@@ -4,10 +4,11 @@
  * keys-only / pairs / ascending / descending wrappers against them.
  *
  * Sizes: 0, 1, 2^k +- 1, primes, and sizes on both sides of the sort's thresholds (insertion
- * sort below 32 elements, cache-sized leaves of 16 KiB per buffer: 4096 keys, 1365 or 1024
- * pairs, write-combined scatters from 65536 elements). Keys: random, few distinct, all
- * equal, sorted, reversed, only high or only low bits varying. Values: positions, reversed
- * positions, random, few distinct.
+ * sort below 64 elements; a huge-page scratch from 4 MiB: 2^20 keys of 4 bytes, 2^18 pairs
+ * of 16), and of those of an MSD variant tried before (16 KiB buckets, 65536-element
+ * scatters). Keys: random, few distinct, all equal (no pass at all), sorted, reversed, only
+ * high or only low bits varying (constant digits skipped). Values: positions, reversed
+ * positions (value digits skipped), random, few distinct.
  */
 #include "gp_ext.h"
 #include "gp_kernels.h"
