@@ -524,11 +524,13 @@ int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, i
 
 /* ---- the backend table ------------------------------------------------------------------ */
 
-/* "Device" memory of the CPU backend: malloc; 0 bytes gives a unique 1-byte block. */
-/* malloc (0 bytes -> 1); NULL with last_error() set ("malloc(N bytes): strerror") on failure. */
+/* "Device" memory of the CPU backend: gp_cpu_big_alloc (cpu_sort.h: malloc, or from 4 MiB
+ * on 2 MiB-aligned memory advised for huge pages, whose first touch costs a fraction of
+ * that of 4 KiB pages); 0 bytes gives a unique 1-byte block. NULL with last_error() set
+ * ("malloc(N bytes): strerror") on failure. */
 static void *cpu_alloc(size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = gp_cpu_big_alloc(bytes);
     if (!p) (void)CPU_FAIL(GP_ENOMEM, "malloc(%zu bytes): %s", bytes, strerror(errno));
     return p;
 }
