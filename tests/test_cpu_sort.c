@@ -7,8 +7,8 @@
  * sort below 64 elements; a huge-page scratch from 4 MiB: 2^20 keys of 4 bytes, 2^18 pairs
  * of 16), and of those of an MSD variant tried before (16 KiB buckets, 65536-element
  * scatters). Keys: random, few distinct, all equal (no pass at all), sorted, reversed, only
- * high or only low bits varying (constant digits skipped). Values: positions, reversed
- * positions (value digits skipped), random, few distinct.
+ * high or only low bits varying (constant digits skipped). Values: positions (value digits
+ * skipped), reversed positions, random, few distinct.
  */
 #include "gp_ext.h"
 #include "gp_kernels.h"
