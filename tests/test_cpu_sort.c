@@ -236,6 +236,20 @@ static int is_nan_bits(gp_dtype t, uint64_t b)
     return 0;
 }
 
+/* A float element's value from its bits (float32 widened exactly). */
+static double as_double(gp_dtype t, uint64_t bits)
+{
+    if (t == GP_F32) {
+        const uint32_t u = (uint32_t)bits;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, &bits, 8);
+    return d;
+}
+
 /* The order the keys promise, on element bits: NaNs last (and equal), else by value, -0.0
  * before +0.0 ascending (after it descending), descending the exact reverse. */
 static int elem_cmp(uint64_t a, uint64_t b)
@@ -244,17 +258,7 @@ static int elem_cmp(uint64_t a, uint64_t b)
     if (na || nb) return na - nb;
     int c;
     if (g_t == GP_F32 || g_t == GP_F64) {
-        double x, y;
-        if (g_t == GP_F32) {
-            float fx, fy;
-            uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
-            memcpy(&fx, &ua, 4);
-            memcpy(&fy, &ub, 4);
-            x = fx, y = fy;
-        } else {
-            memcpy(&x, &a, 8);
-            memcpy(&y, &b, 8);
-        }
+        const double x = as_double(g_t, a), y = as_double(g_t, b);
         c = (x > y) - (x < y);
         if (c == 0 && x == 0.0) c = (int)(signbit(y) != 0) - (int)(signbit(x) != 0);
     } else if (g_t == GP_I32) {
