@@ -27,6 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "cpu_merge.h"
+#include "cpu_sort.h"
 #include "gp_kernels.h"
 #include "gp_merge_path.h"
 #include "tuning.h"
@@ -112,58 +113,73 @@ typedef struct stats_acc {
     gp_i128 isum;              /* integer types: the exact sum so far */
 } stats_acc;
 
+/* STATS_ELEM(L, i): folds element i into lane L of the STATS_CHUNK loop below (its locals:
+ * the float64 lanes sL / qL, the integer sum ilo / ihi, hash, desc, prev, nans, kmin, kmax). */
+#define STATS_ELEM(L, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                              \
+    do {                                                                                     \
+        UT bits_;                                                                            \
+        CT val_;                                                                             \
+        memcpy(&bits_, p + (size_t)(i) * sizeof(UT), sizeof(UT));                            \
+        memcpy(&val_, &bits_, sizeof(UT));                                                   \
+        const uint64_t k_ = (uint64_t)KEY(bits_);                                            \
+        const int isnan_ = ISNAN(bits_);                                                     \
+        const double d_ = isnan_ ? 0.0 : TOD(val_);                                          \
+        if (INTSUM) {                                                                        \
+            const uint64_t w_ = (uint64_t)val_; /* two's complement image */                 \
+            ilo += w_;                                                                       \
+            ihi += (int64_t)(ilo < w_) - (int64_t)NEG(val_);                                 \
+        } else {                                                                             \
+            s##L += d_;                                                                      \
+        }                                                                                    \
+        q##L += d_ * d_;                                                                     \
+        if (hashing) hash += gp_mix64(k_);                                                   \
+        desc += prev > k_;                                                                   \
+        prev = k_;                                                                           \
+        nans += isnan_;                                                                      \
+        const uint64_t kn_ = isnan_ ? kmin : k_, kx_ = isnan_ ? kmax : k_;                   \
+        kmin = kn_ < kmin ? kn_ : kmin;                                                      \
+        kmax = kx_ > kmax ? kx_ : kmax;                                                      \
+    } while (0)
+
 /* STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG) defines
- *   static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)
- * which folds elements [i0, i1) (at most one chunk) of y into *a. UT: the unsigned type of
- * the element's bits and key; CT: the C type of the element; KEY(bits) -> key;
- * ISNAN(bits) -> int; TOD(value) -> double. NaN elements add +0.0 to the lanes, which
+ *   static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)
+ * which folds elements [i0, i1) (at most one chunk) of y into *a (the hash only when
+ * hashing != 0). UT: the unsigned type of the element's bits and key; CT: the C type of the
+ * element; KEY(bits) -> key; ISNAN(bits) -> int; TOD(value) -> double. Element i0 + j adds
+ * into the float64 lanes s[j % 4] and q[j % 4], the loop taking four elements (one per lane)
+ * per step, so that the lanes stay in registers. NaN elements add +0.0 to the lanes, which
  * leaves them bit-identical because a lane starting at +0.0 can never hold -0.0.
  * INTSUM = 0 (float types): the values add into the float64 lanes; INTSUM = 1 (integer
  * types): they add exactly into a->isum (the file comment), NEG(value) being 1 for a
  * negative value (0 always for unsigned types). */
 #define STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                             \
-    static void NAME(const void *y, int64_t i0, int64_t i1, stats_acc *a)                   \
+    static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)      \
     {                                                                                        \
         const unsigned char *p = (const unsigned char *)y;                                  \
-        double s[4] = {0.0, 0.0, 0.0, 0.0}, q[4] = {0.0, 0.0, 0.0, 0.0};                    \
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0; \
         uint64_t hash = a->hash, kmin = a->min_key, kmax = a->max_key, prev = a->prev_key;   \
         uint64_t ilo = 0;                                                                    \
         int64_t ihi = 0;                                                                     \
         int64_t nans = 0, desc = 0;                                                          \
-        for (int64_t i = i0; i < i1; i++) {                                                  \
-            UT bits;                                                                         \
-            CT val;                                                                          \
-            memcpy(&bits, p + (size_t)i * sizeof(UT), sizeof(UT));                           \
-            memcpy(&val, &bits, sizeof(UT));                                                 \
-            uint64_t k = (uint64_t)KEY(bits);                                                \
-            int isnan_ = ISNAN(bits);                                                        \
-            double d = isnan_ ? 0.0 : TOD(val);                                              \
-            if (INTSUM) {                                                                    \
-                const uint64_t w = (uint64_t)val; /* two's complement image */               \
-                ilo += w;                                                                    \
-                ihi += (int64_t)(ilo < w) - (int64_t)NEG(val);                               \
-            } else {                                                                         \
-                s[(i - i0) & 3] += d;                                                        \
-            }                                                                                \
-            q[(i - i0) & 3] += d * d;                                                        \
-            hash += gp_mix64(k);                                                             \
-            desc += prev > k;                                                                \
-            prev = k;                                                                        \
-            nans += isnan_;                                                                  \
-            if (!isnan_) {                                                                   \
-                kmin = k < kmin ? k : kmin;                                                  \
-                kmax = k > kmax ? k : kmax;                                                  \
-            }                                                                                \
+        int64_t i = i0;                                                                      \
+        for (; i + 4 <= i1; i += 4) {                                                        \
+            STATS_ELEM(0, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                          \
+            STATS_ELEM(1, i + 1, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                      \
+            STATS_ELEM(2, i + 2, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                      \
+            STATS_ELEM(3, i + 3, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                      \
         }                                                                                    \
+        if (i < i1) STATS_ELEM(0, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                  \
+        if (i + 1 < i1) STATS_ELEM(1, i + 1, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);          \
+        if (i + 2 < i1) STATS_ELEM(2, i + 2, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);          \
         if (INTSUM) {                                                                        \
             gp_i128 c;                                                                       \
             c.lo = ilo;                                                                      \
             c.hi = ihi;                                                                      \
             a->isum = gp_i128_add(a->isum, c);                                               \
         } else {                                                                             \
-            psum_push(&a->sum, (s[0] + s[1]) + (s[2] + s[3]));                               \
+            psum_push(&a->sum, (s0 + s1) + (s2 + s3));                                       \
         }                                                                                    \
-        psum_push(&a->sumsq, (q[0] + q[1]) + (q[2] + q[3]));                                 \
+        psum_push(&a->sumsq, (q0 + q1) + (q2 + q3));                                         \
         a->hash = hash;                                                                      \
         a->min_key = kmin;                                                                   \
         a->max_key = kmax;                                                                   \
@@ -223,7 +239,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
         return GP_OK;
     }
 
-    void (*chunk)(const void *, int64_t, int64_t, stats_acc *) = NULL;
+    void (*chunk)(const void *, int64_t, int64_t, int, stats_acc *) = NULL;
     switch (t) {
     case GP_F32: chunk = stats_chunk_f32; break;
     case GP_F64: chunk = stats_chunk_f64; break;
@@ -250,7 +266,7 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     a.isum = gp_i128_from_i64(0);
     for (int64_t c = 0; c < n; c += GP_CPU_CHUNK) {
         int64_t e = (n - c > GP_CPU_CHUNK) ? c + GP_CPU_CHUNK : n;
-        chunk(y, c, e, &a);
+        chunk(y, c, e, !(flags & GP_STATS_NOHASH), &a);
     }
 
     gp_stats s;
@@ -395,25 +411,7 @@ int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t
  * with n > 0). */
 int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
 {
-    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_key_f32_bits(k[i]); break;
-        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
-        default: break; /* GP_U32: identity */
-        }
-    } else {
-        uint64_t *k = (uint64_t *)buf;
-        switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_key_f64_bits(k[i]); break;
-        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
-        default: break; /* GP_U64: identity */
-        }
-    }
-    return GP_OK;
+    return gp_cpu_keys_as(__func__, t, 0, 0, buf, n); /* gp_cpu_keys, cpu_sort.c */
 }
 
 /* Maps n keys in buf (uint32_t for 4-byte t, uint64_t for 8-byte t) in place back to
@@ -423,111 +421,22 @@ int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n)
  * 0x7FF8000000000000. Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
 int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n)
 {
-    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_unkey_f32_bits(k[i]); break;
-        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x80000000u; break;
-        default: break;
-        }
-    } else {
-        uint64_t *k = (uint64_t *)buf;
-        switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_unkey_f64_bits(k[i]); break;
-        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x8000000000000000ull; break;
-        default: break;
-        }
-    }
-    return GP_OK;
+    return gp_cpu_keys_as(__func__, t, 0, 1, buf, n);
 }
 
 /* ---- sorting ---------------------------------------------------------------------------- */
 
-#define RADIX_BITS 11
-#define RADIX_SIZE (1 << RADIX_BITS)
-#define RADIX_MASK (RADIX_SIZE - 1)
-#define RADIX_SMALL 64 /* below this many keys, insertion sort */
-
-/* RADIX_SORT(NAME, UT, PASSES) defines static int NAME(UT *a, int64_t n): ascending LSD
- * radix sort with 11-bit digits (PASSES digits cover the key), one histogram pass over
- * the data for all digits, then one stable scatter pass per digit between a and a
- * scratch buffer of n keys; a digit on which all keys agree is skipped. Small inputs use
- * insertion sort. Returns GP_OK or GP_ENOMEM (scratch allocation). */
-#define RADIX_SORT(NAME, UT, PASSES)                                                         \
-    static int NAME(UT *a, int64_t n)                                                        \
-    {                                                                                        \
-        if (n < RADIX_SMALL) {                                                               \
-            for (int64_t i = 1; i < n; i++) {                                                \
-                UT v = a[i];                                                                 \
-                int64_t j = i;                                                               \
-                for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];                          \
-                a[j] = v;                                                                    \
-            }                                                                                \
-            return GP_OK;                                                                    \
-        }                                                                                    \
-        UT *tmp = (UT *)malloc((size_t)n * sizeof(UT));                                      \
-        size_t *hist = (size_t *)calloc((size_t)(PASSES)*RADIX_SIZE, sizeof(size_t));        \
-        if (!tmp || !hist) {                                                                 \
-            free(tmp);                                                                       \
-            free(hist);                                                                      \
-            return GP_ENOMEM;                                                                \
-        }                                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-            UT v = a[i];                                                                     \
-            for (int p = 0; p < (PASSES); p++)                                               \
-                hist[(size_t)p * RADIX_SIZE + ((v >> (p * RADIX_BITS)) & RADIX_MASK)]++;     \
-        }                                                                                    \
-        UT *src = a, *dst = tmp;                                                             \
-        for (int p = 0; p < (PASSES); p++) {                                                 \
-            size_t *h = hist + (size_t)p * RADIX_SIZE;                                       \
-            const int shift = p * RADIX_BITS;                                                \
-            if (h[(src[0] >> shift) & RADIX_MASK] == (size_t)n) continue; /* one digit */    \
-            size_t sum = 0;                                                                  \
-            for (int d = 0; d < RADIX_SIZE; d++) {                                           \
-                size_t c = h[d];                                                             \
-                h[d] = sum;                                                                  \
-                sum += c;                                                                    \
-            }                                                                                \
-            for (int64_t i = 0; i < n; i++) {                                                \
-                UT v = src[i];                                                               \
-                dst[h[(v >> shift) & RADIX_MASK]++] = v;                                     \
-            }                                                                                \
-            UT *sw = src;                                                                    \
-            src = dst;                                                                       \
-            dst = sw;                                                                        \
-        }                                                                                    \
-        if (src != a) memcpy(a, src, (size_t)n * sizeof(UT));                                \
-        free(tmp);                                                                           \
-        free(hist);                                                                          \
-        return GP_OK;                                                                        \
-    }
-
-RADIX_SORT(radix_sort_u32, uint32_t, 3) /* 11 + 11 + 10 bits */
-RADIX_SORT(radix_sort_u64, uint64_t, 6) /* 5 * 11 + 9 bits */
-
 /* Sorts n unsigned keys ascending in place — the CPU twin of gp_backend.sort_keys.
  *
  * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys (host memory; may be NULL
- * only when n == 0). Algorithm: LSD radix sort, 11-bit digits (3 passes for 32-bit keys,
- * 6 for 64-bit keys, passes whose digit is constant are skipped), O(n) time and an n-key
- * scratch buffer; insertion sort below 64 keys. The result is the unique ascending order
- * (keys carry no payload, so stability does not matter).
+ * only when n == 0). gp_cpu_sort with no values (cpu_sort.c: LSD radix sort, 11-bit
+ * digits, digits on which all keys agree skipped; an n-key scratch buffer).
+ * The result is the unique ascending order (keys carry no payload, so stability does not
+ * matter).
  * Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0) or GP_ENOMEM. */
 int gp_cpu_sort_keys(int width, void *keys, int64_t n)
 {
-    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !keys) return CPU_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
-    if ((uint64_t)n > SIZE_MAX / 8)
-        return CPU_FAIL(GP_ENOMEM, "n = %lld keys do not fit in memory", (long long)n);
-    int rc = (width == 4) ? radix_sort_u32((uint32_t *)keys, n)
-                          : radix_sort_u64((uint64_t *)keys, n);
-    if (rc != GP_OK)
-        return CPU_FAIL(rc, "scratch buffer of %lld keys x %d bytes", (long long)n, width);
-    return GP_OK;
+    return gp_cpu_sort_as(__func__, width, keys, NULL, n, 0);
 }
 
 /* Sorts n elements of type t ascending in place by their keys — the CPU twin of
@@ -545,48 +454,10 @@ int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n)
     return rc;
 }
 
-/* One step and the tail of the key merge (cpu_merge.h): lo, hi, out and r0 are those of
- * merge_keys below; ties take lo. */
-#define KEY_STEP(a, b)                                                                       \
-    do {                                                                                     \
-        const int64_t h_ = hi[b] < lo[a];                                                    \
-        out[(a) + (b) - r0] = h_ ? hi[b] : lo[a];                                            \
-        (a) += 1 - h_;                                                                       \
-        (b) += h_;                                                                           \
-    } while (0)
-#define KEY_TAIL(a, b, ie, je)                                                               \
-    memcpy(out + ((a) + (b) - r0), (a) < (ie) ? lo + (a) : hi + (b),                         \
-           (size_t)(((ie) - (a)) + ((je) - (b))) * sizeof *out)
-
-/* MERGE_KEYS(NAME, UT) defines
- *   static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t r0,
- *                    int64_t cnt, UT *out)
- * out[0, cnt) = merged[r0, r0 + cnt) of lo and hi (ties: lo first): four segments cut at
- * merge-path splits, merged together, branch-free (cpu_merge.h). */
-#define MERGE_KEYS(NAME, UT)                                                                 \
-    static void NAME(const UT *lo, int64_t nlo, const UT *hi, int64_t nhi, int64_t r0,       \
-                     int64_t cnt, UT *out)                                                   \
-    {                                                                                        \
-        int64_t I[5], J[5];                                                                  \
-        gp_cpu_merge_cuts((int)sizeof(UT), lo, NULL, nlo, hi, NULL, nhi, r0, cnt, 0, I, J);  \
-        GP_MERGE_RUN4(I, J, KEY_STEP, KEY_TAIL);                                             \
-    }
-
-MERGE_KEYS(merge_keys_u32, uint32_t)
-MERGE_KEYS(merge_keys_u64, uint64_t)
-
 /* Key i of an array of unsigned keys of `width` bytes (4 or 8). */
 static uint64_t key_at(const void *k, int width, int64_t i)
 {
     return width == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
-}
-
-/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
-static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    if (!a || !b || na == 0 || nb == 0) return 0;
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + nb && pb < pa + na;
 }
 
 /* Merge-split of two ascending key arrays — the CPU twin of gp_backend.merge_split_keys.
@@ -598,7 +469,8 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
  * out[0, c) = merged[m, nlo+nhi) with c = max(0, nlo+nhi-m). Both halves are a forward,
  * branch-free merge of four segments cut at merge-path splits (cpu_merge.h; the upper half
  * starts at the split of merged[m], its first m merged keys are never visited) that stops
- * after c keys. O(c + log m) time; out[c, m) is not written. Inputs that are not ascending give an unspecified but
+ * after c keys (gp_cpu_merge_split with no values, cpu_sort.c). O(c + log m) time;
+ * out[c, m) is not written. Inputs that are not ascending give an unspecified but
  * memory-safe result. Returns GP_OK or GP_EINVAL (width not 4/8, negative count,
  * nlo > m or nhi > m, NULL pointers where keys are read or written, the written part of
  * out overlapping an input). */
@@ -606,35 +478,8 @@ int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *
                             int64_t nhi, int64_t m, int keep_upper, void *out,
                             int64_t *nout)
 {
-    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (nlo < 0 || nhi < 0 || m < 0)
-        return CPU_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (nlo > m || nhi > m)
-        return CPU_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (!nout) return CPU_FAIL(GP_EINVAL, "nout is NULL");
-    if ((nlo > 0 && !lo) || (nhi > 0 && !hi))
-        return CPU_FAIL(GP_EINVAL, "%s is NULL with a nonzero count",
-                        (nlo > 0 && !lo) ? "lo" : "hi");
-    const int64_t total = nlo + nhi;
-    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
-    if (cnt > 0 && !out) return CPU_FAIL(GP_EINVAL, "out is NULL");
-    const size_t w = (size_t)width;
-    if (ranges_overlap(out, (size_t)cnt * w, lo, (size_t)nlo * w) ||
-        ranges_overlap(out, (size_t)cnt * w, hi, (size_t)nhi * w))
-        return CPU_FAIL(GP_EINVAL, "out overlaps lo or hi");
-
-    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
-    const int64_t r0 = keep_upper ? m : 0;
-    if (cnt > 0 && width == 4)
-        merge_keys_u32((const uint32_t *)lo, nlo, (const uint32_t *)hi, nhi, r0, cnt,
-                       (uint32_t *)out);
-    else if (cnt > 0)
-        merge_keys_u64((const uint64_t *)lo, nlo, (const uint64_t *)hi, nhi, r0, cnt,
-                       (uint64_t *)out);
-    *nout = cnt;
-    return GP_OK;
+    return gp_cpu_merge_split_as(__func__, width, lo, NULL, nlo, hi, NULL, nhi, m, keep_upper,
+                                 0, out, NULL, nout);
 }
 
 void gp_cpu_merge_cuts(int width, const void *lo, const uint64_t *lv, int64_t nlo,
@@ -679,11 +524,13 @@ int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, i
 
 /* ---- the backend table ------------------------------------------------------------------ */
 
-/* "Device" memory of the CPU backend: malloc; 0 bytes gives a unique 1-byte block. */
-/* malloc (0 bytes -> 1); NULL with last_error() set ("malloc(N bytes): strerror") on failure. */
+/* "Device" memory of the CPU backend: gp_cpu_big_alloc (cpu_sort.h: malloc, or from 4 MiB
+ * on 2 MiB-aligned memory advised for huge pages, whose first touch costs a fraction of
+ * that of 4 KiB pages); 0 bytes gives a unique 1-byte block. NULL with last_error() set
+ * ("malloc(N bytes): strerror") on failure. */
 static void *cpu_alloc(size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = gp_cpu_big_alloc(bytes);
     if (!p) (void)CPU_FAIL(GP_ENOMEM, "malloc(%zu bytes): %s", bytes, strerror(errno));
     return p;
 }

@@ -6,7 +6,7 @@
  * Errors: the twins record a one-line message through gp_cpu_fail (cpu_backend.c), so
  * gp_backend_cpu()->last_error() and gp_cpu_ext_last_error() both return it.
  */
-#include "cpu_merge.h"
+#include "cpu_sort.h"
 #include "gp_ext.h"
 #include "gp_keys_ext.h"
 
@@ -47,25 +47,7 @@ uint64_t gp_key_undesc(gp_dtype t, uint64_t key) { return gp_key_desc(t, key); }
  * buf with n > 0). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n)
 {
-    if (gp_dtype_size(t) == 0) return EXT_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return EXT_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_key_f32_bits(k[i]); break;
-        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFu; break; /* ~(u ^ sign) */
-        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;          /* GP_U32 */
-        }
-    } else {
-        uint64_t *k = (uint64_t *)buf;
-        switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_key_f64_bits(k[i]); break;
-        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFFFFFFFFFull; break;
-        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;          /* GP_U64 */
-        }
-    }
-    return GP_OK;
+    return gp_cpu_keys_as(__func__, t, 1, 0, buf, n);
 }
 
 /* Maps n descending keys in buf (uint32 for 4-byte t, uint64 for 8-byte t; host memory) in
@@ -74,136 +56,10 @@ int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n)
  * GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
 {
-    if (gp_dtype_size(t) == 0) return EXT_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return EXT_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    if (gp_dtype_size(t) == 4) {
-        uint32_t *k = (uint32_t *)buf;
-        switch (t) {
-        case GP_F32: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_unkey_f32_bits(k[i]); break;
-        case GP_I32: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFu; break;
-        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;
-        }
-    } else {
-        uint64_t *k = (uint64_t *)buf;
-        switch (t) {
-        case GP_F64: for (int64_t i = 0; i < n; i++) k[i] = gp_desc_unkey_f64_bits(k[i]); break;
-        case GP_I64: for (int64_t i = 0; i < n; i++) k[i] ^= 0x7FFFFFFFFFFFFFFFull; break;
-        default: for (int64_t i = 0; i < n; i++) k[i] = ~k[i]; break;
-        }
-    }
-    return GP_OK;
+    return gp_cpu_keys_as(__func__, t, 1, 1, buf, n);
 }
 
 /* ---- key + value sort ------------------------------------------------------------------- */
-
-#define PR_BITS 11
-#define PR_SIZE (1 << PR_BITS)
-#define PR_MASK (PR_SIZE - 1)
-#define PR_SMALL 64  /* below this many pairs, insertion sort */
-#define PR_VPASSES 6 /* 11-bit digits of a uint64 value: 5 * 11 + 9 bits */
-
-/* PAIR_RADIX(NAME, UT, KPASSES) defines
- *   static int NAME(UT *k, uint64_t *v, int64_t n, int stable)
- * an ascending LSD radix sort of the pairs (k[i], v[i]) with 11-bit digits: when stable,
- * first the PR_VPASSES digits of the value, then the KPASSES digits of the key (LSD order
- * of the composite (key, value)); else the key's digits only. Every pass is a stable
- * counting scatter between the arrays and scratch copies, so with stable == 0 pairs of
- * equal keys keep their input order. One histogram pass counts all digits; a digit on which
- * all pairs agree is skipped. Below PR_SMALL pairs: insertion sort with the same order
- * (stable, strict comparison). Returns GP_OK or GP_ENOMEM. */
-#define PAIR_RADIX(NAME, UT, KPASSES)                                                        \
-    static int NAME(UT *k, uint64_t *v, int64_t n, int stable)                               \
-    {                                                                                        \
-        if (n < PR_SMALL) {                                                                  \
-            for (int64_t i = 1; i < n; i++) {                                                \
-                const UT kk = k[i];                                                          \
-                const uint64_t vv = v[i];                                                    \
-                int64_t j = i;                                                               \
-                for (; j > 0 && (kk < k[j - 1] || (stable && kk == k[j - 1] && vv < v[j - 1])); \
-                     j--) {                                                                  \
-                    k[j] = k[j - 1];                                                         \
-                    v[j] = v[j - 1];                                                         \
-                }                                                                            \
-                k[j] = kk;                                                                   \
-                v[j] = vv;                                                                   \
-            }                                                                                \
-            return GP_OK;                                                                    \
-        }                                                                                    \
-        const int vp = stable ? PR_VPASSES : 0;                                              \
-        const int np = vp + (KPASSES);                                                       \
-        UT *tk = (UT *)malloc((size_t)n * sizeof(UT));                                       \
-        uint64_t *tv = (uint64_t *)malloc((size_t)n * sizeof(uint64_t));                     \
-        size_t *hist = (size_t *)calloc((size_t)np * PR_SIZE, sizeof(size_t));               \
-        if (!tk || !tv || !hist) {                                                           \
-            free(tk);                                                                        \
-            free(tv);                                                                        \
-            free(hist);                                                                      \
-            return GP_ENOMEM;                                                                \
-        }                                                                                    \
-        for (int64_t i = 0; i < n; i++) {                                                    \
-            const uint64_t vv = v[i];                                                        \
-            const UT kk = k[i];                                                              \
-            for (int p = 0; p < vp; p++)                                                     \
-                hist[(size_t)p * PR_SIZE + ((vv >> (p * PR_BITS)) & PR_MASK)]++;             \
-            for (int p = 0; p < (KPASSES); p++)                                              \
-                hist[(size_t)(vp + p) * PR_SIZE + ((kk >> (p * PR_BITS)) & PR_MASK)]++;      \
-        }                                                                                    \
-        UT *sk = k, *dk = tk;                                                                \
-        uint64_t *sv = v, *dv = tv;                                                          \
-        for (int p = 0; p < np; p++) {                                                       \
-            size_t *h = hist + (size_t)p * PR_SIZE;                                          \
-            const int on_val = p < vp;                                                       \
-            const int shift = (on_val ? p : p - vp) * PR_BITS;                               \
-            const size_t d0 = on_val ? (size_t)((sv[0] >> shift) & PR_MASK)                  \
-                                     : (size_t)((sk[0] >> shift) & PR_MASK);                 \
-            if (h[d0] == (size_t)n) continue; /* every pair has this digit */                \
-            size_t sum = 0;                                                                  \
-            for (int d = 0; d < PR_SIZE; d++) {                                              \
-                const size_t c = h[d];                                                       \
-                h[d] = sum;                                                                  \
-                sum += c;                                                                    \
-            }                                                                                \
-            if (on_val) {                                                                    \
-                for (int64_t i = 0; i < n; i++) {                                            \
-                    const size_t o = h[(sv[i] >> shift) & PR_MASK]++;                        \
-                    dk[o] = sk[i];                                                           \
-                    dv[o] = sv[i];                                                           \
-                }                                                                            \
-            } else {                                                                         \
-                for (int64_t i = 0; i < n; i++) {                                            \
-                    const size_t o = h[(sk[i] >> shift) & PR_MASK]++;                        \
-                    dk[o] = sk[i];                                                           \
-                    dv[o] = sv[i];                                                           \
-                }                                                                            \
-            }                                                                                \
-            UT *wk = sk;                                                                     \
-            sk = dk;                                                                         \
-            dk = wk;                                                                         \
-            uint64_t *wv = sv;                                                               \
-            sv = dv;                                                                         \
-            dv = wv;                                                                         \
-        }                                                                                    \
-        if (sk != k) {                                                                       \
-            memcpy(k, sk, (size_t)n * sizeof(UT));                                           \
-            memcpy(v, sv, (size_t)n * sizeof(uint64_t));                                     \
-        }                                                                                    \
-        free(tk);                                                                            \
-        free(tv);                                                                            \
-        free(hist);                                                                          \
-        return GP_OK;                                                                        \
-    }
-
-PAIR_RADIX(pair_radix_u32, uint32_t, 3) /* 11 + 11 + 10 bits */
-PAIR_RADIX(pair_radix_u64, uint64_t, 6) /* 5 * 11 + 9 bits */
-
-/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
-static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    if (!a || !b || na == 0 || nb == 0) return 0;
-    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + nb && pb < pa + na;
-}
 
 /* Sorts n (key, value) pairs ascending in place — the CPU twin of gp_backend.sort_pairs.
  *
@@ -211,71 +67,15 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
  * memory, not overlapping; NULL only when n == 0). stable != 0: ascending (key, value),
  * the unique lexicographic order; stable == 0: ascending key, pairs of equal keys in their
  * input order (this twin's deterministic choice; the CUDA backend's differs).
- * Algorithm: LSD radix sort with 11-bit digits (PAIR_RADIX above): O((passes) n) time, an
- * n-pair scratch buffer; 10^7 pairs with stable = 1 and value = position take about the
- * time of 3 (4-byte) or 6 + 3 (8-byte) passes, since the constant high digits of the
- * positions are skipped. Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL pointers with
- * n > 0, keys overlapping vals) or GP_ENOMEM. */
+ * Algorithm: gp_cpu_sort (cpu_sort.c: LSD radix sort, 11-bit digits; digits on which all
+ * pairs agree skipped, and the value's digits when the values already ascend, as input
+ * positions do), an n-pair scratch buffer. Returns GP_OK, GP_EINVAL (width not 4/8,
+ * n < 0, NULL pointers with n > 0, keys overlapping vals) or GP_ENOMEM. */
 int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable)
 {
-    if (width != 4 && width != 8) return EXT_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (n < 0) return EXT_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && (!keys || !vals))
-        return EXT_FAIL(GP_EINVAL, "%s is NULL with n = %lld", !keys ? "keys" : "vals",
-                        (long long)n);
-    if ((uint64_t)n > SIZE_MAX / 16)
-        return EXT_FAIL(GP_ENOMEM, "n = %lld pairs do not fit in memory", (long long)n);
-    if (ranges_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
-        return EXT_FAIL(GP_EINVAL, "keys overlap vals");
-    int rc = (width == 4) ? pair_radix_u32((uint32_t *)keys, vals, n, stable != 0)
-                          : pair_radix_u64((uint64_t *)keys, vals, n, stable != 0);
-    if (rc != GP_OK)
-        return EXT_FAIL(rc, "scratch buffer of %lld pairs x %d + 8 bytes", (long long)n, width);
-    return GP_OK;
+    if (n > 0 && !vals) return EXT_FAIL(GP_EINVAL, "vals is NULL with n = %lld", (long long)n);
+    return gp_cpu_sort_as(__func__, width, keys, vals, n, stable);
 }
-
-/* One step (by key, or STABLE by (key, value); ties take lo) and the tail of the pair merge
- * (cpu_merge.h): lk, lv, hk, hv, ok, ov and r0 are those of the MERGE_PAIRS functions. */
-#define PAIR_STEP(a, b, STABLE)                                                              \
-    do {                                                                                     \
-        const int64_t h_ = (STABLE) ? (hk[b] < lk[a]) | ((hk[b] == lk[a]) & (hv[b] < lv[a]))  \
-                                    : hk[b] < lk[a];                                         \
-        ok[(a) + (b) - r0] = h_ ? hk[b] : lk[a];                                             \
-        ov[(a) + (b) - r0] = h_ ? hv[b] : lv[a];                                             \
-        (a) += 1 - h_;                                                                       \
-        (b) += h_;                                                                           \
-    } while (0)
-#define PAIR_STEP_KEY(a, b) PAIR_STEP(a, b, 0)
-#define PAIR_STEP_STABLE(a, b) PAIR_STEP(a, b, 1)
-#define PAIR_TAIL(a, b, ie, je)                                                              \
-    do {                                                                                     \
-        const int from_lo_ = (a) < (ie);                                                     \
-        const size_t n_ = (size_t)(((ie) - (a)) + ((je) - (b)));                             \
-        memcpy(ok + ((a) + (b) - r0), from_lo_ ? lk + (a) : hk + (b), n_ * sizeof *ok);      \
-        memcpy(ov + ((a) + (b) - r0), from_lo_ ? lv + (a) : hv + (b), n_ * 8);               \
-    } while (0)
-
-/* MERGE_PAIRS(NAME, UT, STEP) defines
- *   static void NAME(const UT *lk, const uint64_t *lv, int64_t nlo, const UT *hk,
- *                    const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt, int stable,
- *                    UT *ok, uint64_t *ov)
- * ok / ov[0, cnt) = merged[r0, r0 + cnt) of the pairs lo and hi in the order of STEP
- * (PAIR_STEP_KEY or PAIR_STEP_STABLE; `stable` says which, for the cuts): four segments cut
- * at merge-path splits, merged together, branch-free (cpu_merge.h). */
-#define MERGE_PAIRS(NAME, UT, STEP)                                                          \
-    static void NAME(const UT *lk, const uint64_t *lv, int64_t nlo, const UT *hk,            \
-                     const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt, int stable,   \
-                     UT *ok, uint64_t *ov)                                                   \
-    {                                                                                        \
-        int64_t I[5], J[5];                                                                  \
-        gp_cpu_merge_cuts((int)sizeof(UT), lk, lv, nlo, hk, hv, nhi, r0, cnt, stable, I, J); \
-        GP_MERGE_RUN4(I, J, STEP, PAIR_TAIL);                                                \
-    }
-
-MERGE_PAIRS(merge_pairs_u32, uint32_t, PAIR_STEP_KEY)
-MERGE_PAIRS(merge_pairs_u64, uint64_t, PAIR_STEP_KEY)
-MERGE_PAIRS(merge_pairs_u32_stable, uint32_t, PAIR_STEP_STABLE)
-MERGE_PAIRS(merge_pairs_u64_stable, uint64_t, PAIR_STEP_STABLE)
 
 /* Merge-split of two ascending (key, value) arrays — the CPU twin of
  * gp_backend.merge_split_pairs (meaning: gp_ext.h).
@@ -284,8 +84,8 @@ MERGE_PAIRS(merge_pairs_u64_stable, uint64_t, PAIR_STEP_STABLE)
  * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
  * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
  * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
- * one). A branch-free forward merge of four segments cut at merge-path splits
- * (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted inputs give an
+ * one). gp_cpu_merge_split (cpu_sort.c): a branch-free forward merge of four segments
+ * cut at merge-path splits (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted inputs give an
  * unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width, negative counts,
  * nlo > m or nhi > m, NULL pointers where pairs are read or written, overlap). */
 int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
@@ -293,44 +93,10 @@ int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_
                              int64_t nhi, int64_t m, int keep_upper, int stable,
                              void *out_keys, uint64_t *out_vals, int64_t *nout)
 {
-    if (width != 4 && width != 8) return EXT_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (nlo < 0 || nhi < 0 || m < 0)
-        return EXT_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (nlo > m || nhi > m)
-        return EXT_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (!nout) return EXT_FAIL(GP_EINVAL, "nout is NULL");
-    if ((nlo > 0 && (!lo_keys || !lo_vals)) || (nhi > 0 && (!hi_keys || !hi_vals)))
-        return EXT_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count",
-                        (nlo > 0 && (!lo_keys || !lo_vals)) ? "lo" : "hi");
-    const int64_t total = nlo + nhi;
-    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
-    if (cnt > 0 && (!out_keys || !out_vals)) return EXT_FAIL(GP_EINVAL, "output is NULL");
-    const size_t w = (size_t)width, ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
-    if (ranges_overlap(out_keys, ck, lo_keys, (size_t)nlo * w) ||
-        ranges_overlap(out_keys, ck, hi_keys, (size_t)nhi * w) ||
-        ranges_overlap(out_keys, ck, lo_vals, (size_t)nlo * 8) ||
-        ranges_overlap(out_keys, ck, hi_vals, (size_t)nhi * 8) ||
-        ranges_overlap(out_vals, cv, lo_keys, (size_t)nlo * w) ||
-        ranges_overlap(out_vals, cv, hi_keys, (size_t)nhi * w) ||
-        ranges_overlap(out_vals, cv, lo_vals, (size_t)nlo * 8) ||
-        ranges_overlap(out_vals, cv, hi_vals, (size_t)nhi * 8) ||
-        ranges_overlap(out_keys, ck, out_vals, cv))
-        return EXT_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
-    /* the merge starts at merged[r0] (0, or m for the upper half) */
-    const int64_t r0 = keep_upper ? m : 0;
-    stable = stable != 0;
-    if (cnt > 0 && width == 4)
-        (stable ? merge_pairs_u32_stable : merge_pairs_u32)(
-            (const uint32_t *)lo_keys, lo_vals, nlo, (const uint32_t *)hi_keys, hi_vals, nhi, r0,
-            cnt, stable, (uint32_t *)out_keys, out_vals);
-    else if (cnt > 0)
-        (stable ? merge_pairs_u64_stable : merge_pairs_u64)(
-            (const uint64_t *)lo_keys, lo_vals, nlo, (const uint64_t *)hi_keys, hi_vals, nhi, r0,
-            cnt, stable, (uint64_t *)out_keys, out_vals);
-    *nout = cnt;
-    return GP_OK;
+    if (!lo_vals && !hi_vals && !out_vals && (nlo > 0 || nhi > 0))
+        return EXT_FAIL(GP_EINVAL, "the value arrays are NULL with a nonzero count");
+    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
+                                 m, keep_upper, stable, out_keys, out_vals, nout);
 }
 
 /* ---- the Kulisch accumulator --------------------------------------------------------------- */

@@ -1,5 +1,5 @@
-/* cpu_merge.h — the loops of the CPU twins' merge-splits (kernels/cpu_backend.c for keys,
- * cpu_ext.c for key + value pairs), written once for both element kinds. Internal.
+/* cpu_merge.h — the loops of the CPU twins' merge-split (gp_cpu_merge_split in
+ * kernels/cpu_sort.c, for keys alone and for key + value pairs). Internal.
  *
  * A merge-split writes merged[r0, r0 + cnt) of two ascending runs lo and hi. The output is
  * cut into four segments of equal length at merge-path splits (gp_cpu_merge_cuts: segment s

@@ -460,6 +460,21 @@ int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *
 int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
                       int stable, int64_t *split);
+/* One implementation each behind the twins above and below (kernels/cpu_sort.c):
+ * gp_cpu_keys: buf[0, n) of type t in place to its order keys (inverse = 0) or back
+ *   (inverse != 0), ascending keys (descending = 0: to_keys / from_keys) or descending
+ *   ones (to_keys_desc / from_keys_desc);
+ * gp_cpu_sort: sort_pairs(width, keys, vals, n, stable), or with vals == NULL
+ *   sort_keys(width, keys, n) (stable does nothing then);
+ * gp_cpu_merge_split: merge_split_pairs, or with lo_vals, hi_vals and out_vals all NULL
+ *   merge_split_keys (stable does nothing then).
+ * Arguments, results and errors are those of the twin each case stands for. */
+int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n);
+int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                       int64_t *nout);
 /* The issue 7 twins (kernels/cpu_ext.c; gp_ext.h documents them). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);

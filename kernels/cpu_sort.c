@@ -1,0 +1,470 @@
+/* cpu_sort.c — the CPU backend's one sort, one merge-split and one order-key map, for keys
+ * alone and for (key, value) pairs (gp_cpu_sort, gp_cpu_merge_split, gp_cpu_keys in
+ * gp_kernels.h; the keys / pairs / ascending / descending twins are wrappers), and its large
+ * allocations (cpu_sort.h). Internal to kernels/.
+ *
+ * The sort's order. Every sort here is stable and orders a composite key of 11-bit digits:
+ * the key (3 or 6 digits), preceded in significance order by nothing else, and followed,
+ * when pairs are sorted by (key, value), by the value's 6 digits. Keys alone and pairs
+ * sorted by key only have one order (keys carry no payload; a stable sort keeps the input
+ * order of equal keys).
+ *
+ * The algorithm: an LSD radix sort. One pass over the data counts every digit (and whether
+ * the values already ascend: then a stable sort by key alone is the (key, value) order, and
+ * the value's digits are skipped, as they are for input positions); then one stable
+ * scatter per digit that varies (a digit on which all elements agree moves nothing),
+ * between the caller's arrays and one scratch array of n elements, and one copy back when
+ * the number of passes is odd. Below RS_SMALL elements, insertion sort. Measured on the
+ * 2-core machine (2^27 float32 keys, CPU time, other jobs running): this takes 2.8-3.3 s,
+ * where an MSD-first variant (8-bit passes down to 16 KiB buckets, LSD inside each) took
+ * 3.8-3.9 s and an LSD with write-combining line buffers 4.8-5.0 s: the machine is bound
+ * by the work per element, and the plain LSD moves each element least often (3 passes
+ * for 32-bit keys, against 4 and 3 counts for the MSD variant on uniform floats).
+ *
+ * The scratch comes from gp_cpu_big_alloc (huge pages: their first touch costs a fraction
+ * of that of 4 KiB pages) and is freed before the sort returns.
+ */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#include "cpu_sort.h"
+#include "cpu_merge.h"
+#include "gp_keys_ext.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- large allocations ------------------------------------------------------------------ */
+
+#define HUGE_ALIGN ((size_t)2 << 20)
+
+void *gp_cpu_big_alloc(size_t bytes)
+{
+    if (bytes < GP_CPU_HUGE_MIN) return malloc(bytes ? bytes : 1);
+    if (bytes > SIZE_MAX - HUGE_ALIGN) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    const size_t len = (bytes + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
+    void *p = NULL;
+    const int rc = posix_memalign(&p, HUGE_ALIGN, len);
+    if (rc != 0) {
+        errno = rc;
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, len, MADV_HUGEPAGE); /* advice only: ordinary pages where refused */
+#endif
+    return p;
+}
+
+/* ---- the sort ------------------------------------------------------------------------------ */
+
+#if defined(__GNUC__)
+#define RS_INLINE static inline __attribute__((always_inline))
+#else
+#define RS_INLINE static inline
+#endif
+
+#define RS_BITS 11 /* digit width */
+#define RS_SIZE (1 << RS_BITS)
+#define RS_MASK ((uint64_t)RS_SIZE - 1)
+#define RS_VDIGITS 6 /* digits of a 64-bit value: 5 * 11 + 9 bits */
+#define RS_SMALL 64  /* below this many elements: insertion sort */
+
+/* One sort: the key width, the composite's value digits (RS_VDIGITS: by (key, value), else
+ * 0) and key digits, whether values ride along, and the two buffers (0: the caller's arrays,
+ * 1: scratch). */
+typedef struct rsort {
+    int w, vd, kd, hv;
+    unsigned char *k[2];
+    uint64_t *v[2];
+} rsort;
+
+RS_INLINE uint64_t kld(const unsigned char *k, int w, int64_t i)
+{
+    if (w == 4) {
+        uint32_t x;
+        memcpy(&x, k + (size_t)i * 4, 4);
+        return x;
+    }
+    uint64_t x;
+    memcpy(&x, k + (size_t)i * 8, 8);
+    return x;
+}
+
+RS_INLINE void kst(unsigned char *k, int w, int64_t i, uint64_t x)
+{
+    if (w == 4) {
+        const uint32_t y = (uint32_t)x;
+        memcpy(k + (size_t)i * 4, &y, 4);
+    } else {
+        memcpy(k + (size_t)i * 8, &x, 8);
+    }
+}
+
+/* RS_DISPATCH(FN, rs, ...) calls FN(rs, ..., w, hv) with w and hv as constants, so that
+ * every always-inline loop below is compiled once per element kind. */
+#define RS_DISPATCH(FN, rs, ...)                                                             \
+    do {                                                                                     \
+        if ((rs)->w == 4) {                                                                  \
+            if ((rs)->hv) FN(rs, __VA_ARGS__, 4, 1);                                         \
+            else FN(rs, __VA_ARGS__, 4, 0);                                                  \
+        } else {                                                                             \
+            if ((rs)->hv) FN(rs, __VA_ARGS__, 8, 1);                                         \
+            else FN(rs, __VA_ARGS__, 8, 0);                                                  \
+        }                                                                                    \
+    } while (0)
+
+/* Insertion sort of the caller's arrays by the composite (stable). */
+RS_INLINE void insertion_g(const rsort *rs, int64_t n, int w, int hv)
+{
+    unsigned char *k = rs->k[0];
+    uint64_t *v = rs->v[0];
+    const int byval = rs->vd > 0;
+    for (int64_t i = 1; i < n; i++) {
+        const uint64_t kk = kld(k, w, i), vv = hv ? v[i] : 0;
+        int64_t j = i;
+        for (; j > 0; j--) {
+            const uint64_t pk = kld(k, w, j - 1);
+            if (!(kk < pk || (byval && kk == pk && vv < v[j - 1]))) break;
+            kst(k, w, j, pk);
+            if (hv) v[j] = v[j - 1];
+        }
+        kst(k, w, j, kk);
+        if (hv) v[j] = vv;
+    }
+}
+
+/* hist[d][b] = elements whose composite digit d is b, for every digit, in one pass over the
+ * caller's arrays; returns 1 when value digits are counted and the values do not descend. */
+RS_INLINE int count_g(const rsort *rs, int64_t n, size_t *hist, int w, int hv)
+{
+    (void)hv;
+    const unsigned char *k = rs->k[0];
+    const uint64_t *v = rs->v[0];
+    const int vd = rs->vd, kd = rs->kd;
+    int64_t desc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (vd) {
+            const uint64_t vv = v[i];
+            for (int d = 0; d < RS_VDIGITS; d++)
+                hist[(size_t)d * RS_SIZE + ((vv >> (RS_BITS * d)) & RS_MASK)]++;
+            desc += i > 0 && vv < v[i - 1];
+        }
+        const uint64_t kk = kld(k, w, i);
+        for (int d = 0; d < kd; d++)
+            hist[(size_t)(vd + d) * RS_SIZE + ((kk >> (RS_BITS * d)) & RS_MASK)]++;
+    }
+    return vd && desc == 0;
+}
+
+/* The stable scatter of all n elements from buffer `side` to the other by composite digit d:
+ * element i goes to position off[its digit]++. */
+RS_INLINE void scatter_g(const rsort *rs, int side, int64_t n, int d, size_t *off, int w, int hv)
+{
+    const unsigned char *sk = rs->k[side];
+    unsigned char *dk = rs->k[!side];
+    const uint64_t *sv = rs->v[side];
+    uint64_t *dv = rs->v[!side];
+    if (d < rs->vd) { /* a value digit (hv) */
+        const int sh = RS_BITS * d;
+        for (int64_t i = 0; i < n; i++) {
+            const uint64_t vv = sv[i];
+            const size_t o = off[(vv >> sh) & RS_MASK]++;
+            kst(dk, w, (int64_t)o, kld(sk, w, i));
+            dv[o] = vv;
+        }
+    } else {
+        const int sh = RS_BITS * (d - rs->vd);
+        for (int64_t i = 0; i < n; i++) {
+            const uint64_t kk = kld(sk, w, i);
+            const size_t o = off[(kk >> sh) & RS_MASK]++;
+            kst(dk, w, (int64_t)o, kk);
+            if (hv) dv[o] = sv[i];
+        }
+    }
+}
+
+/* Composite digit d of the first element of buffer 0. */
+static size_t first_digit(const rsort *rs, int d)
+{
+    if (d < rs->vd) return (size_t)((rs->v[0][0] >> (RS_BITS * d)) & RS_MASK);
+    return (size_t)((kld(rs->k[0], rs->w, 0) >> (RS_BITS * (d - rs->vd))) & RS_MASK);
+}
+
+/* The LSD passes (the file comment); scratch holds n values (with hv) then n keys. Returns
+ * GP_OK or GP_ENOMEM. */
+static int lsd(rsort *rs, int64_t n)
+{
+    const int nd = rs->vd + rs->kd;
+    size_t *hist = (size_t *)calloc((size_t)nd * RS_SIZE, sizeof(size_t));
+    if (!hist) return GP_ENOMEM;
+    int vasc = 0;
+    if (rs->w == 4) vasc = rs->hv ? count_g(rs, n, hist, 4, 1) : count_g(rs, n, hist, 4, 0);
+    else vasc = rs->hv ? count_g(rs, n, hist, 8, 1) : count_g(rs, n, hist, 8, 0);
+    int passes = 0;
+    for (int d = 0; d < nd; d++) /* a pass per digit that varies */
+        passes += !(d < rs->vd && vasc) &&
+                  hist[(size_t)d * RS_SIZE + first_digit(rs, d)] != (size_t)n;
+    const size_t ebytes = (size_t)rs->w + (rs->hv ? 8u : 0u);
+    unsigned char *scratch =
+        passes ? (unsigned char *)gp_cpu_big_alloc((size_t)n * ebytes) : NULL;
+    if (passes && !scratch) {
+        free(hist);
+        return GP_ENOMEM;
+    }
+    rs->v[1] = rs->hv ? (uint64_t *)scratch : NULL; /* the values first: 8-byte aligned */
+    rs->k[1] = scratch + (rs->hv ? (size_t)n * 8 : 0);
+    int side = 0;
+    for (int d = 0; d < nd; d++) {
+        size_t *h = hist + (size_t)d * RS_SIZE;
+        if ((d < rs->vd && vasc) || h[first_digit(rs, d)] == (size_t)n) continue;
+        size_t sum = 0;
+        for (int b = 0; b < RS_SIZE; b++) {
+            const size_t c = h[b];
+            h[b] = sum;
+            sum += c;
+        }
+        RS_DISPATCH(scatter_g, rs, side, n, d, h);
+        side = !side;
+    }
+    if (side) {
+        memcpy(rs->k[0], rs->k[1], (size_t)n * (size_t)rs->w);
+        if (rs->hv) memcpy(rs->v[0], rs->v[1], (size_t)n * 8);
+    }
+    free(scratch);
+    free(hist);
+    return GP_OK;
+}
+
+int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    rsort rs;
+    memset(&rs, 0, sizeof rs);
+    rs.w = width;
+    rs.hv = vals != NULL;
+    rs.vd = vals && stable ? RS_VDIGITS : 0;
+    rs.kd = width == 4 ? 3 : 6; /* 11 + 11 + 10 bits, or 5 * 11 + 9 */
+    rs.k[0] = (unsigned char *)keys;
+    rs.v[0] = vals;
+    if (n < 2) return GP_OK;
+    if (n < RS_SMALL) {
+        RS_DISPATCH(insertion_g, &rs, n);
+        return GP_OK;
+    }
+    return lsd(&rs, n);
+}
+
+/* Records a failure of a checked entry under the public name `who` (gp_cpu_fail). */
+#define WHO_FAIL(code, ...) gp_cpu_fail((code), who, __FILE__, __LINE__, __VA_ARGS__)
+
+/* ---- order keys ------------------------------------------------------------------------------ */
+
+/* The float maps and the descending flip at width w (gp_kernels.h, gp_keys_ext.h). */
+RS_INLINE uint64_t fkey(uint64_t u, int w)
+{
+    return w == 4 ? gp_key_f32_bits((uint32_t)u) : gp_key_f64_bits(u);
+}
+RS_INLINE uint64_t funkey(uint64_t k, int w)
+{
+    return w == 4 ? gp_unkey_f32_bits((uint32_t)k) : gp_unkey_f64_bits(k);
+}
+RS_INLINE uint64_t dkey(uint64_t k, int w, int isf)
+{
+    return w == 4 ? gp_desc_key32((uint32_t)k, isf) : gp_desc_key64(k, isf);
+}
+
+/* The order key of one element bit pattern u of w bytes (or with inv, the element of key
+ * u): isf: a float type, sgn: a signed integer type, desc: descending keys. */
+RS_INLINE uint64_t key_map(uint64_t u, int w, int isf, int sgn, int desc, int inv)
+{
+    const uint64_t sb = (uint64_t)1 << (8 * w - 1);
+    if (!inv) {
+        const uint64_t k = isf ? fkey(u, w) : sgn ? u ^ sb : u;
+        return desc ? dkey(k, w, isf) : k;
+    }
+    const uint64_t k = desc ? dkey(u, w, isf) : u;
+    return isf ? funkey(k, w) : sgn ? k ^ sb : k;
+}
+
+/* The map over n elements with the flags as constants of each instance. */
+#define KEY_LOOP(buf, n, W, ISF, SGN, DESC, INV)                                             \
+    do {                                                                                     \
+        unsigned char *k_ = (unsigned char *)(buf);                                          \
+        for (int64_t i_ = 0; i_ < (n); i_++)                                                 \
+            kst(k_, W, i_, key_map(kld(k_, W, i_), W, ISF, SGN, DESC, INV));                 \
+    } while (0)
+#define KEY_LOOPS(buf, n, W, ISF, SGN, desc, inv)                                            \
+    do {                                                                                     \
+        if (!(desc) && !(inv)) KEY_LOOP(buf, n, W, ISF, SGN, 0, 0);                          \
+        else if (!(desc)) KEY_LOOP(buf, n, W, ISF, SGN, 0, 1);                               \
+        else if (!(inv)) KEY_LOOP(buf, n, W, ISF, SGN, 1, 0);                                \
+        else KEY_LOOP(buf, n, W, ISF, SGN, 1, 1);                                            \
+    } while (0)
+
+int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, void *buf,
+                   int64_t n)
+{
+    if (gp_dtype_size(t) == 0) return WHO_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return WHO_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    const int desc = descending != 0, inv = inverse != 0;
+    switch (t) {
+    case GP_F32: KEY_LOOPS(buf, n, 4, 1, 0, desc, inv); break;
+    case GP_I32: KEY_LOOPS(buf, n, 4, 0, 1, desc, inv); break;
+    case GP_U32: KEY_LOOPS(buf, n, 4, 0, 0, desc, inv); break;
+    case GP_F64: KEY_LOOPS(buf, n, 8, 1, 0, desc, inv); break;
+    case GP_I64: KEY_LOOPS(buf, n, 8, 0, 1, desc, inv); break;
+    default: KEY_LOOPS(buf, n, 8, 0, 0, desc, inv); break; /* GP_U64 */
+    }
+    return GP_OK;
+}
+
+int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n)
+{
+    return gp_cpu_keys_as(__func__, t, descending, inverse, buf, n);
+}
+
+/* ---- the checked entries ------------------------------------------------------------------- */
+
+/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
+static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    if (!a || !b || na == 0 || nb == 0) return 0;
+    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return pa < pb + nb && pb < pa + na;
+}
+
+
+int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
+                   int stable)
+{
+    const char *what = vals ? "pairs" : "keys";
+    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !keys) return WHO_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
+    if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
+        return WHO_FAIL(GP_ENOMEM, "n = %lld %s do not fit in memory", (long long)n, what);
+    if (ranges_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
+        return WHO_FAIL(GP_EINVAL, "keys overlap vals");
+    const int rc = gp_cpu_radix_sort(width, keys, vals, n, stable != 0);
+    if (rc != GP_OK)
+        return WHO_FAIL(rc, "scratch buffer of %lld %s x %d%s bytes", (long long)n, what, width,
+                        vals ? " + 8" : "");
+    return GP_OK;
+}
+
+int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    return gp_cpu_sort_as(__func__, width, keys, vals, n, stable);
+}
+
+/* ---- merge-split ------------------------------------------------------------------------------ */
+
+/* One step and the tail of the merge (cpu_merge.h) of lo (lk, lov) and hi (hk, hiv) into
+ * (ok, ov) from merged[r0]: ties take lo; by key, or with STABLE by (key, value); the values
+ * move only with HV. W, HV, STABLE are constants of each merge_g instance. */
+#define MS_STEP(a, b)                                                                        \
+    do {                                                                                     \
+        const uint64_t ka_ = kld(lk, W, a), kb_ = kld(hk, W, b);                             \
+        const int64_t h_ = STABLE ? (kb_ < ka_) | ((kb_ == ka_) & (hiv[b] < lov[a]))         \
+                                  : kb_ < ka_;                                               \
+        kst(ok, W, (a) + (b) - r0, h_ ? kb_ : ka_);                                          \
+        if (HV) ov[(a) + (b) - r0] = h_ ? hiv[b] : lov[a];                                   \
+        (a) += 1 - h_;                                                                       \
+        (b) += h_;                                                                           \
+    } while (0)
+#define MS_TAIL(a, b, ie, je)                                                                \
+    do {                                                                                     \
+        const int from_lo_ = (a) < (ie);                                                    \
+        const size_t n_ = (size_t)(((ie) - (a)) + ((je) - (b)));                             \
+        memcpy(ok + (size_t)((a) + (b) - r0) * W,                                           \
+               from_lo_ ? lk + (size_t)(a) * W : hk + (size_t)(b) * W, n_ * W);             \
+        if (HV) memcpy(ov + ((a) + (b) - r0), from_lo_ ? lov + (a) : hiv + (b), n_ * 8);     \
+    } while (0)
+
+/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo and hi: four segments cut at merge-path
+ * splits, merged together, branch-free (cpu_merge.h). */
+RS_INLINE void merge_g(const unsigned char *lk, const uint64_t *lov, int64_t nlo,
+                       const unsigned char *hk, const uint64_t *hiv, int64_t nhi, int64_t r0,
+                       int64_t cnt, unsigned char *ok, uint64_t *ov, int W, int HV, int STABLE)
+{
+    int64_t I[5], J[5];
+    gp_cpu_merge_cuts(W, lk, lov, nlo, hk, hiv, nhi, r0, cnt, STABLE, I, J);
+    GP_MERGE_RUN4(I, J, MS_STEP, MS_TAIL);
+}
+
+/* merge_g with its constants: by key (keys alone or pairs) or by (key, value). */
+static void merge_run(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
+                      int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
+                      int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
+{
+#define MERGE_AS(W, HV, ST) merge_g(lk, lov, nlo, hk, hiv, nhi, r0, cnt, ok, ov, W, HV, ST)
+    if (w == 4) {
+        if (!hv) MERGE_AS(4, 0, 0);
+        else if (!stable) MERGE_AS(4, 1, 0);
+        else MERGE_AS(4, 1, 1);
+    } else {
+        if (!hv) MERGE_AS(8, 0, 0);
+        else if (!stable) MERGE_AS(8, 1, 0);
+        else MERGE_AS(8, 1, 1);
+    }
+#undef MERGE_AS
+}
+
+/* The overlap test of a merge-split: the written parts of the outputs against every input
+ * and against each other. */
+static int merge_overlaps(size_t w, const void *lk, const uint64_t *lv, int64_t nlo,
+                          const void *hk, const uint64_t *hv, int64_t nhi, int64_t cnt,
+                          const void *ok, const uint64_t *ov)
+{
+    const void *in[4] = {lk, hk, lv, hv};
+    const size_t in_n[4] = {(size_t)nlo * w, (size_t)nhi * w, (size_t)nlo * 8, (size_t)nhi * 8};
+    const size_t ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
+    for (int i = 0; i < 4; i++)
+        if (ranges_overlap(ok, ck, in[i], in_n[i]) || ranges_overlap(ov, cv, in[i], in_n[i]))
+            return 1;
+    return ranges_overlap(ok, ck, ov, cv);
+}
+
+int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
+                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
+                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
+                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout)
+{
+    const int hv = lo_vals || hi_vals || out_vals; /* keys alone when no value array is given */
+    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || m < 0)
+        return WHO_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (nlo > m || nhi > m)
+        return WHO_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (!nout) return WHO_FAIL(GP_EINVAL, "nout is NULL");
+    const int lo_null = nlo > 0 && (!lo_keys || (hv && !lo_vals));
+    if (lo_null || (nhi > 0 && (!hi_keys || (hv && !hi_vals))))
+        return WHO_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count", lo_null ? "lo" : "hi");
+    const int64_t total = nlo + nhi;
+    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
+    if (cnt > 0 && (!out_keys || (hv && !out_vals))) return WHO_FAIL(GP_EINVAL, "output is NULL");
+    if (merge_overlaps((size_t)width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, cnt,
+                       out_keys, out_vals))
+        return WHO_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
+    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
+    if (cnt > 0)
+        merge_run(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals, nlo,
+                  (const unsigned char *)hi_keys, hi_vals, nhi, keep_upper ? m : 0, cnt,
+                  (unsigned char *)out_keys, out_vals);
+    *nout = cnt;
+    return GP_OK;
+}
+
+int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                       int64_t *nout)
+{
+    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
+                                 m, keep_upper, stable, out_keys, out_vals, nout);
+}

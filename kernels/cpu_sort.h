@@ -1,0 +1,48 @@
+/* cpu_sort.h — the CPU backend's radix sort, the checked entries behind its one sort,
+ * merge-split and key map (gp_kernels.h), and its large allocations. Internal to kernels/
+ * (cpu_backend.c, cpu_ext.c, cpu_sort.c).
+ *
+ * Threading: like the rest of the CPU backend, one calling thread per process.
+ */
+#ifndef GP_CPU_SORT_H
+#define GP_CPU_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gp_kernels.h"
+
+/* From this size on, gp_cpu_big_alloc hands out 2 MiB-aligned memory advised for
+ * transparent huge pages; smaller requests are plain malloc. */
+#define GP_CPU_HUGE_MIN ((size_t)4 << 20)
+
+/* Memory of `bytes` bytes (0 -> 1) that free() releases: malloc below GP_CPU_HUGE_MIN,
+ * else posix_memalign to 2 MiB with madvise(MADV_HUGEPAGE) on the whole 2 MiB pages it
+ * covers (the advice is best effort: where it fails, or where transparent huge pages are
+ * off, the memory is ordinary). First touch of huge-page memory costs a fraction of that
+ * of 4 KiB pages (one fault and one clear per 2 MiB), and scattered accesses to it miss
+ * the TLB far less. NULL (errno set) on failure. */
+void *gp_cpu_big_alloc(size_t bytes);
+
+/* Sorts n pairs (keys[i], vals[i]) — or n keys when vals is NULL — ascending in place.
+ * width: 4 (uint32_t keys) or 8 (uint64_t); vals: NULL or n uint64_t values (not
+ * overlapping keys). With vals and stable != 0 the order is that of (key, value); else
+ * that of the key alone, pairs of equal keys keeping their input order (the sort is
+ * stable). Arguments are the caller's to check (n >= 0, pointers valid for n > 0).
+ * Returns 0 (GP_OK) or GP_ENOMEM (the scratch buffer). cpu_sort.c describes the
+ * algorithm. */
+int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+
+/* The checked entries behind gp_cpu_keys, gp_cpu_sort and gp_cpu_merge_split (gp_kernels.h)
+ * and their keys-only / pairs / ascending / descending wrappers: the same, with failures
+ * recorded under the name `who` (the public function the caller was called as). */
+int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, void *buf,
+                   int64_t n);
+int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
+                   int stable);
+int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
+                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
+                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
+                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout);
+
+#endif
