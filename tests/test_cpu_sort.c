@@ -379,6 +379,5 @@ int main(void)
     test_merge();
     test_keys();
     test_errors();
-    printf("test_cpu_sort: %d passed, %d failed\n", g_pass, g_fail);
-    return g_fail ? 1 : 0;
+    return gp_check_done("test_cpu_sort");
 }
