@@ -1293,7 +1293,7 @@ template <class T> void bench_sort(long long n)
 
     /* keys of the input for the sort_keys-only rows (to_keys untimed, checked) */
     CK(cudaMemcpy(keys.get(), d_in, nb, cudaMemcpyDeviceToDevice));
-    GP(G.be->to_keys(dt, keys.get(), n));
+    GP(G.be->to_keys(dt, GP_ASCENDING, keys.get(), n));
     const ChkOut ck_keys = run_check<UT>(keys.as<UT>(), n, nullptr);
 
     auto copy_in = [&] { CK(cudaMemcpyAsync(d_work, d_in, nb, cudaMemcpyDeviceToDevice, 0)); };
@@ -1321,9 +1321,9 @@ template <class T> void bench_sort(long long n)
                         if (fused) {
                             GP(G.be->sort_values(dt, d_work, n));
                         } else {
-                            GP(G.be->to_keys(dt, d_work, n));
-                            GP(G.be->sort_keys(width, d_work, n));
-                            GP(G.be->from_keys(dt, d_work, n));
+                            GP(G.be->to_keys(dt, GP_ASCENDING, d_work, n));
+                            GP(G.be->sort(width, d_work, NULL, n, 0));
+                            GP(G.be->from_keys(dt, GP_ASCENDING, d_work, n));
                         }
                     });
                     check_values(r, d_work, true);
@@ -1346,7 +1346,7 @@ template <class T> void bench_sort(long long n)
                 EXPECT(r, ck_keys.hash_bits == ck_in.hash_keys, "to_keys produced wrong keys");
                 time_op(r,
                         [&] { CK(cudaMemcpyAsync(d_work, keys.get(), nb, cudaMemcpyDeviceToDevice, 0)); },
-                        [&] { GP(G.be->sort_keys(width, d_work, n)); });
+                        [&] { GP(G.be->sort(width, d_work, NULL, n, 0)); });
                 const ChkOut c = run_check<UT>(reinterpret_cast<const UT *>(d_work), n, nullptr);
                 EXPECT(r, c.desc_val == 0, "keys not sorted: %llu descents", c.desc_val);
                 EXPECT(r, c.hash_bits == ck_keys.hash_bits, "key multiset changed");
@@ -1438,9 +1438,9 @@ template <class T> void bench_sort(long long n)
                                 CK_LAUNCH("k_iota");
                             },
                             [&] {
-                                GP(G.be->to_keys(dt, d_work, n));
-                                GP(G.be->sort_pairs(width, d_work, d_idx, n, stable));
-                                GP(G.be->from_keys(dt, d_work, n));
+                                GP(G.be->to_keys(dt, GP_ASCENDING, d_work, n));
+                                GP(G.be->sort(width, d_work, d_idx, n, stable));
+                                GP(G.be->from_keys(dt, GP_ASCENDING, d_work, n));
                             });
                     check_values(r, d_work, true);
                     unsigned long long *d_pc = static_cast<unsigned long long *>(G.d_small);

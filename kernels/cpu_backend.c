@@ -670,6 +670,42 @@ static int cpu_ipc_close(void *dev)
     return CPU_FAIL(GP_EINVAL, "inter-process mapping is not supported by the CPU backend");
 }
 
+/* ---- the table's sort entries over the twins (keys only or with values, either order) -- */
+
+/* gp_backend.to_keys / from_keys: the ascending or the descending twin. */
+static int cpu_to_keys(gp_dtype t, gp_order order, void *buf, int64_t n)
+{
+    if (order != GP_ASCENDING && order != GP_DESCENDING)
+        return CPU_FAIL(GP_EINVAL, "order = %d, not GP_ASCENDING or GP_DESCENDING", (int)order);
+    return order == GP_DESCENDING ? gp_cpu_to_keys_desc(t, buf, n) : gp_cpu_to_keys(t, buf, n);
+}
+static int cpu_from_keys(gp_dtype t, gp_order order, void *buf, int64_t n)
+{
+    if (order != GP_ASCENDING && order != GP_DESCENDING)
+        return CPU_FAIL(GP_EINVAL, "order = %d, not GP_ASCENDING or GP_DESCENDING", (int)order);
+    return order == GP_DESCENDING ? gp_cpu_from_keys_desc(t, buf, n) : gp_cpu_from_keys(t, buf, n);
+}
+
+/* gp_backend.sort: keys only when vals is NULL (stable ignored), else the pairs twin. */
+static int cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    return vals ? gp_cpu_sort_pairs(width, keys, vals, n, stable) : gp_cpu_sort_keys(width, keys, n);
+}
+
+/* gp_backend.merge_split: keys only when every value pointer is NULL (stable ignored), else
+ * the pairs twin (which checks the value pointers). */
+static int cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                           const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                           int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                           int64_t *nout)
+{
+    if (!lo_vals && !hi_vals && !out_vals)
+        return gp_cpu_merge_split_keys(width, lo_keys, nlo, hi_keys, nhi, m, keep_upper,
+                                       out_keys, nout);
+    return gp_cpu_merge_split_pairs(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m,
+                                    keep_upper, stable, out_keys, out_vals, nout);
+}
+
 static const gp_backend cpu_backend = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -681,15 +717,11 @@ static const gp_backend cpu_backend = {
     .stats = gp_cpu_stats,
     .trap_x = gp_cpu_trap_x,
     .trap_fn = gp_cpu_trap_fn,
-    .to_keys = gp_cpu_to_keys,
-    .from_keys = gp_cpu_from_keys,
-    .sort_keys = gp_cpu_sort_keys,
-    .merge_split_keys = gp_cpu_merge_split_keys,
+    .to_keys = cpu_to_keys,
+    .from_keys = cpu_from_keys,
+    .sort = cpu_sort,
+    .merge_split = cpu_merge_split,
     .last_error = cpu_last_error,
-    .to_keys_desc = gp_cpu_to_keys_desc,
-    .from_keys_desc = gp_cpu_from_keys_desc,
-    .sort_pairs = gp_cpu_sort_pairs,
-    .merge_split_pairs = gp_cpu_merge_split_pairs,
     .exact_sum = gp_cpu_exact_sum,
     .mem_info = cpu_mem_info,
     .upload_async = cpu_upload,

@@ -1,15 +1,15 @@
 /* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
  * transfers, the error buffer and the cached device properties. The kernels live in
- * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (keys, sort, merge-split) and
- * cuda_ext.cu (descending keys, key + value sort and merge-split, exact sums, merge_path),
- * the sort engine in cuda_bitonic.cuh. Memory, transfers, the device-to-device copy and the
+ * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (key maps of either order, the
+ * sorts with or without values, merge-split, merge_path) and cuda_exact_sum.cu (exact
+ * sums), the sort engine in cuda_bitonic.cuh. Memory, transfers, the device-to-device copy and the
  * inter-process mappings (cudaIpc*) of the rank exchange are here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().
  */
 #include "cuda_internal.cuh"
-#include "cuda_ext.cuh"
+#include "gp_ext.h"
 
 #include <cudaTypedefs.h> /* PFN_cuMemGetAddressRange_v3020 (no libcuda link) */
 
@@ -68,54 +68,39 @@ int gpc_devinfo_get(const gpc_devinfo **out)
 
 /* ---- memory and transfers ------------------------------------------------------------- */
 
-/* cudaMalloc of `bytes` (0 bytes -> 256 so that the pointer is valid and unique); NULL and
- * last_error() set on failure. */
-static void *cuda_alloc(size_t bytes)
+/* cudaMalloc (pinned == false) or cudaMallocHost (pinned) of `bytes` (0 bytes -> 256 so
+ * that the pointer is valid and unique); NULL and last_error() set on failure. */
+static void *cuda_alloc_kind(size_t bytes, bool pinned)
 {
     void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 256);
+    const size_t b = bytes ? bytes : 256;
+    cudaError_t e = pinned ? cudaMallocHost(&p, b) : cudaMalloc(&p, b);
     if (e != cudaSuccess) {
-        gpc_set_error("%s:%d: cudaMalloc(%zu bytes): %s", __FILE__, __LINE__, bytes,
-                      cudaGetErrorString(e));
+        gpc_set_error("%s:%d: %s(%zu bytes): %s", __FILE__, __LINE__,
+                      pinned ? "cudaMallocHost" : "cudaMalloc", bytes, cudaGetErrorString(e));
         (void)cudaGetLastError();
         return NULL;
     }
     return p;
 }
 
-static void cuda_free(void *p)
+/* cudaFree (pinned == false) or cudaFreeHost (pinned) of p (NULL: nothing). */
+static void cuda_free_kind(void *p, bool pinned)
 {
     if (!p) return;
-    cudaError_t e = cudaFree(p);
+    cudaError_t e = pinned ? cudaFreeHost(p) : cudaFree(p);
     if (e != cudaSuccess) {
-        gpc_set_error("%s:%d: cudaFree: %s", __FILE__, __LINE__, cudaGetErrorString(e));
-        (void)cudaGetLastError();
-    }
-}
-
-/* Pinned host memory (cudaMallocHost); 0 bytes -> 256. NULL on failure. */
-static void *cuda_host_alloc(size_t bytes)
-{
-    void *p = NULL;
-    cudaError_t e = cudaMallocHost(&p, bytes ? bytes : 256);
-    if (e != cudaSuccess) {
-        gpc_set_error("%s:%d: cudaMallocHost(%zu bytes): %s", __FILE__, __LINE__, bytes,
+        gpc_set_error("%s:%d: %s: %s", __FILE__, __LINE__, pinned ? "cudaFreeHost" : "cudaFree",
                       cudaGetErrorString(e));
         (void)cudaGetLastError();
-        return NULL;
     }
-    return p;
 }
 
-static void cuda_host_free(void *p)
-{
-    if (!p) return;
-    cudaError_t e = cudaFreeHost(p);
-    if (e != cudaSuccess) {
-        gpc_set_error("%s:%d: cudaFreeHost: %s", __FILE__, __LINE__, cudaGetErrorString(e));
-        (void)cudaGetLastError();
-    }
-}
+static void *cuda_alloc(size_t bytes) { return cuda_alloc_kind(bytes, false); }
+static void cuda_free(void *p) { cuda_free_kind(p, false); }
+/* Pinned host memory. */
+static void *cuda_host_alloc(size_t bytes) { return cuda_alloc_kind(bytes, true); }
+static void cuda_host_free(void *p) { cuda_free_kind(p, true); }
 
 /* Synchronous host -> device copy of `bytes` bytes. */
 static int cuda_upload(void *dev, const void *host, size_t bytes)
@@ -326,13 +311,9 @@ static const gp_backend g_cuda_backend = {
     gp_cuda_trap_fn,
     gp_cuda_to_keys,
     gp_cuda_from_keys,
-    gp_cuda_sort_keys,
-    gp_cuda_merge_split_keys,
+    gp_cuda_sort,
+    gp_cuda_merge_split,
     cuda_last_error,
-    gp_cuda_to_keys_desc,
-    gp_cuda_from_keys_desc,
-    gp_cuda_sort_pairs,
-    gp_cuda_merge_split_pairs,
     gp_cuda_exact_sum,
     cuda_mem_info,
     cuda_upload_async,

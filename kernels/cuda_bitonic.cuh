@@ -1,5 +1,5 @@
 /* cuda_bitonic.cuh — the multi-block bitonic sort engine shared by the key sort
- * (cuda_sort.cu: gp_backend.sort_keys) and the key + value sort (cuda_ext.cu: sort_pairs).
+ * and the key + value sort (cuda_sort.cu: gp_backend.sort without and with values).
  * Not part of the public contract.
  *
  * The network (the chapter's Programs 6.17-6.19, in the "mirror" form, so that any n sorts

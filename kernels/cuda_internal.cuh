@@ -1,5 +1,5 @@
 /* cuda_internal.cuh — helpers shared by the CUDA backend's translation units
- * (cuda_backend.cu, cuda_reduce.cu, cuda_sort.cu). Not part of the public contract: host
+ * (cuda_backend.cu, cuda_reduce.cu, cuda_sort.cu, cuda_exact_sum.cu). Not part of the public contract: host
  * code sees only gp_kernels.h.
  *
  *   - the error buffer behind gp_backend.last_error() and the CUDA_CHECK / CUDA_CHECK_LAUNCH
@@ -7,8 +7,9 @@
  *   - the cached properties of the current device (used for launch sizing);
  *   - device versions of the order-key maps and of gp_mix64, identical in meaning to
  *     gp_key_of / gp_key_to_elem (common.c) and gp_mix64 (gp_kernels.h);
- *   - the extern "C" entry points of cuda_reduce.cu and cuda_sort.cu that the backend table
- *     in cuda_backend.cu points to.
+ *   - the argument checks and launch sizing the entry points share;
+ *   - the extern "C" entry points of cuda_reduce.cu, cuda_sort.cu and cuda_exact_sum.cu
+ *     that the backend table in cuda_backend.cu points to.
  *
  * Threading: like the CPU backend, the CUDA backend assumes one calling host thread per
  * process (the static error buffer, device cache and scratch buffers are not locked).
@@ -119,22 +120,81 @@ __device__ __forceinline__ bool gpc_is_nan(uint32_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(int64_t) { return false; }
 __device__ __forceinline__ bool gpc_is_nan(uint64_t) { return false; }
 
-/* ---- entry points of cuda_reduce.cu / cuda_sort.cu (the backend table's entries) ------ */
-/* Each has exactly the meaning of the gp_backend entry of the same name (gp_kernels.h);
- * pointers are device pointers of the CUDA backend; each returns after its device work has
- * finished, GP_OK or GP_EINVAL / GP_ENOMEM / GP_EDEVICE with last_error() set. */
+/* ---- shared argument checks and launch sizing ----------------------------------------- */
+
+/* The checks of an entry point's element array: t a valid type, n >= 0, p non-NULL when
+ * n > 0 (GPC_EINVAL otherwise, naming `name`). */
+#define GPC_CHECK_ARRAY(t, n, p, name)                                                      \
+    do {                                                                                    \
+        if (gp_dtype_size(t) == 0) GPC_EINVAL("invalid dtype %d", (int)(t));                \
+        if ((n) < 0) GPC_EINVAL("n = %lld < 0", (long long)(n));                            \
+        if ((n) > 0 && !(p)) GPC_EINVAL("%s is NULL with n = %lld", name, (long long)(n));  \
+    } while (0)
+
+/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
+static inline bool gpc_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    if (!a || !b || na == 0 || nb == 0) return false;
+    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
+    return pa < pb + nb && pb < pa + na;
+}
+
+/* Grid-stride grid for `work` items of `threads` each: at most the device's resident
+ * thread count, at least 1 block. */
+static inline int gpc_stride_grid(long long work, int threads, const gpc_devinfo *d)
+{
+    long long cap = (long long)d->sm_count * (d->max_threads_per_sm / threads);
+    if (cap < 1) cap = 1;
+    long long b = (work + threads - 1) / threads;
+    if (b > cap) b = cap;
+    if (b < 1) b = 1;
+    return (int)b;
+}
+
+/* f(T()) with T the C type of the element type t (float, double, int32_t, int64_t,
+ * uint32_t, uint64_t): one switch for every entry point that is a template over T.
+ * GPC_EINVAL for an invalid t. */
+template <class F> int gpc_with_dtype(gp_dtype t, F &&f)
+{
+    switch (t) {
+    case GP_F32: return f(float());
+    case GP_F64: return f(double());
+    case GP_I32: return f(int32_t());
+    case GP_I64: return f(int64_t());
+    case GP_U32: return f(uint32_t());
+    case GP_U64: return f(uint64_t());
+    default: GPC_EINVAL("invalid dtype %d", (int)t);
+    }
+}
+
+/* ---- entry points (the backend table's entries) -------------------------------------- */
+/* Each has exactly the meaning of the gp_backend entry of the same name (gp_kernels.h,
+ * gp_ext.h); pointers are device pointers of the CUDA backend except the host outputs
+ * (stats' out, trap_x's io, trap_fn's wsum, merge_split's nout, merge_path's split,
+ * exact_sum's acc); each returns after its device work has finished, GP_OK or GP_EINVAL /
+ * GP_ENOMEM / GP_EDEVICE with last_error() set. */
+struct gp_superacc;
 extern "C" {
+/* cuda_reduce.cu */
 int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
 int gp_cuda_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
 int gp_cuda_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
                     double *wsum);
-int gp_cuda_to_keys(gp_dtype t, void *buf, int64_t n);
-int gp_cuda_from_keys(gp_dtype t, void *buf, int64_t n);
-int gp_cuda_sort_keys(int width, void *keys, int64_t n);
+/* cuda_sort.cu */
+int gp_cuda_to_keys(gp_dtype t, gp_order order, void *buf, int64_t n);
+int gp_cuda_from_keys(gp_dtype t, gp_order order, void *buf, int64_t n);
+int gp_cuda_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
 int gp_cuda_sort_values(gp_dtype t, void *buf, int64_t n);
-int gp_cuda_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
-                             int64_t nhi, int64_t m, int keep_upper, void *out,
-                             int64_t *nout);
+int gp_cuda_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                        int64_t *nout);
+int gp_cuda_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                       int stable, int64_t *split);
+/* cuda_exact_sum.cu */
+int gp_cuda_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
+                      struct gp_superacc *acc);
 }
 
 #endif /* GP_CUDA_INTERNAL_CUH */

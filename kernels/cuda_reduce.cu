@@ -564,6 +564,13 @@ int get_scratch(const gpc_devinfo *d, Scratch **out)
     return GP_OK;
 }
 
+/* The current device's properties and scratch (the start of every reduction entry). */
+int device_scratch(const gpc_devinfo **d, Scratch **s)
+{
+    int rc = gpc_devinfo_get(d);
+    return rc ? rc : get_scratch(*d, s);
+}
+
 /* The sink of one launch on scratch s (the result block cleared first). */
 Sink sink_of(Scratch *s)
 {
@@ -726,10 +733,8 @@ uint64_t bits_to_key(gp_dtype t, unsigned long long bits)
 extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flags,
                              gp_stats *out)
 {
-    if (gp_dtype_size(t) == 0) GPC_EINVAL("invalid dtype %d", (int)t);
-    if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
+    GPC_CHECK_ARRAY(t, n, y, "y");
     if (!out) GPC_EINVAL("out is NULL");
-    if (n > 0 && !y) GPC_EINVAL("y is NULL with n = %lld", (long long)n);
     if (flags & ~(GP_STATS_ORDER | GP_STATS_NOHASH)) GPC_EINVAL("unknown flags 0x%x", flags);
     const bool order = (flags & GP_STATS_ORDER) != 0;
     const bool hash = (flags & GP_STATS_NOHASH) == 0;
@@ -741,21 +746,13 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
         return GP_OK;
     }
     const gpc_devinfo *d = NULL;
-    int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
     Scratch *s = NULL;
-    rc = get_scratch(d, &s);
+    int rc = device_scratch(&d, &s);
     if (rc) return rc;
 
-    switch (t) {
-    case GP_F32: rc = run_stats<float>(y, n, order, hash, d, s); break;
-    case GP_F64: rc = run_stats<double>(y, n, order, hash, d, s); break;
-    case GP_I32: rc = run_stats<int32_t>(y, n, order, hash, d, s); break;
-    case GP_I64: rc = run_stats<int64_t>(y, n, order, hash, d, s); break;
-    case GP_U32: rc = run_stats<uint32_t>(y, n, order, hash, d, s); break;
-    case GP_U64: rc = run_stats<uint64_t>(y, n, order, hash, d, s); break;
-    default: GPC_EINVAL("invalid dtype %d", (int)t);
-    }
+    rc = gpc_with_dtype(t, [&](auto z) {
+        return run_stats<decltype(z)>(y, n, order, hash, d, s);
+    });
     if (rc) return rc;
     const ResultBlock r = *s->host;
     const bool isint = !gp_dtype_is_float(t);
@@ -804,33 +801,20 @@ extern "C" int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flag
 extern "C" int gp_cuda_trap_x(gp_dtype t, const void *y, const double *x, int64_t n,
                               gp_stats *io)
 {
-    if (gp_dtype_size(t) == 0) GPC_EINVAL("invalid dtype %d", (int)t);
-    if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
+    GPC_CHECK_ARRAY(t, n, y, "y");
     if (!io) GPC_EINVAL("io is NULL");
-    if (n > 0 && (!y || !x)) GPC_EINVAL("%s is NULL with n = %lld", !y ? "y" : "x", (long long)n);
-    if (n == 0) {
-        io->trap = 0.0;
-        io->xfirst = 0.0;
-        io->xlast = 0.0;
+    if (n > 0 && !x) GPC_EINVAL("x is NULL with n = %lld", (long long)n);
+    if (n == 0) { /* no samples: an empty x piece */
+        io->trap = io->xfirst = io->xlast = 0.0;
         io->has_x = 1;
         return GP_OK;
     }
     const gpc_devinfo *d = NULL;
-    int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
     Scratch *s = NULL;
-    rc = get_scratch(d, &s);
+    int rc = device_scratch(&d, &s);
     if (rc) return rc;
 
-    switch (t) {
-    case GP_F32: rc = run_trap_x<float>(y, x, n, d, s); break;
-    case GP_F64: rc = run_trap_x<double>(y, x, n, d, s); break;
-    case GP_I32: rc = run_trap_x<int32_t>(y, x, n, d, s); break;
-    case GP_I64: rc = run_trap_x<int64_t>(y, x, n, d, s); break;
-    case GP_U32: rc = run_trap_x<uint32_t>(y, x, n, d, s); break;
-    case GP_U64: rc = run_trap_x<uint64_t>(y, x, n, d, s); break;
-    default: GPC_EINVAL("invalid dtype %d", (int)t);
-    }
+    rc = gpc_with_dtype(t, [&](auto z) { return run_trap_x<decltype(z)>(y, x, n, d, s); });
     if (rc) return rc;
     const ResultBlock r = *s->host;
     double x0, x1;
@@ -866,10 +850,8 @@ extern "C" int gp_cuda_trap_fn(gp_func f, double a, double h, int64_t n, int64_t
         return GP_OK;
     }
     const gpc_devinfo *d = NULL;
-    int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
     Scratch *s = NULL;
-    rc = get_scratch(d, &s);
+    int rc = device_scratch(&d, &s);
     if (rc) return rc;
 
     switch (f) {

@@ -1,7 +1,8 @@
-/* gp_ext.h — issue 7: descending order keys, key + value sorts and merges, and exact,
- * reproducible sums (a Kulisch accumulator). The table entries live at the end of struct
- * gp_backend (gp_kernels.h); this header documents them in full and declares the host
- * functions of the accumulator and of descending single keys (kernels/cpu_ext.c).
+/* gp_ext.h — descending order keys, key + value sorts and merges, and exact, reproducible
+ * sums (a Kulisch accumulator). The table entries are in struct gp_backend (gp_kernels.h:
+ * to_keys / from_keys with GP_DESCENDING, sort and merge_split with values, exact_sum);
+ * this header documents those forms in full and declares the host functions of the
+ * accumulator and of descending single keys (kernels/cpu_ext.c).
  *
  * Conventions are those of gp_kernels.h: counts in elements (int64_t), return GP_OK or a
  * GP_E* code with the backend's last_error() set, "device pointer" = memory from the same
@@ -9,18 +10,18 @@
  *
  * ---- the table entries -----------------------------------------------------------------
  *
- * to_keys_desc(t, buf, n) / from_keys_desc(t, buf, n)
+ * to_keys(t, GP_DESCENDING, buf, n) / from_keys(t, GP_DESCENDING, buf, n)
  *   In-place map of n elements of type t (device pointer) to descending-order keys (uint32
  *   for 4-byte t, uint64 for 8-byte t) and back. desc key = gp_key_desc(t, gp_key_of(t, e)):
  *   every bit of the ascending key flipped, except that the NaN key of f32/f64 (all ones)
- *   stays all ones. Sorting these keys ascending (sort_keys, sort_pairs) gives descending
+ *   stays all ones. Sorting these keys ascending (sort, with or without values) gives descending
  *   values with every NaN last (numpy's convention for both orders); among the non-NaN
  *   elements it is exactly the reverse of the ascending order, so +0.0 comes before -0.0.
- *   from_keys_desc inverts it; a NaN comes back as the default quiet NaN (0x7FC00000 /
- *   0x7FF8000000000000), like from_keys. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
+ *   from_keys of GP_DESCENDING inverts it; a NaN comes back as the default quiet NaN
+ *   (0x7FC00000 / 0x7FF8000000000000), as in ascending order. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
  *   n > 0), GP_EDEVICE.
  *
- * sort_pairs(width, keys, vals, n, stable)
+ * sort(width, keys, vals, n, stable) with vals != NULL (vals == NULL: keys only, gp_kernels.h)
  *   keys: n unsigned keys of `width` bytes (4: uint32, 8: uint64), vals: n uint64 values,
  *   both device pointers (not overlapping). Sorts ascending in place, each value moving with
  *   its key. stable != 0: ascending (key, value) lexicographically: with value = the global
@@ -28,16 +29,17 @@
  *   key; the relative order of the values of equal keys is a deterministic function of the
  *   input (the same on every run), but not specified and not the same on both backends
  *   (CPU: input order; CUDA: whatever the bitonic network does). Nothing at or past n is
- *   read or written. Errors: GP_EINVAL (width not 4/8, n < 0, NULL pointers with n > 0),
- *   GP_ENOMEM, GP_EDEVICE.
+ *   read or written. Errors: GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0, keys
+ *   overlapping vals), GP_ENOMEM, GP_EDEVICE.
  *   CPU: LSD radix sort (11-bit digits, over the value's digits first when stable, then
  *   the key's; constant digits skipped). CUDA: Batcher's bitonic network in the mirror form
- *   of sort_keys (tile sort in shared memory with (max key, max value) padding, one launch
+ *   of the keys-only sort (tile sort in shared memory with (max key, max value) padding, one launch
  *   per global step of stride >= tile, in-tile finish), comparing (key, value) when stable.
  *
- * merge_split_pairs(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m, keep_upper,
- *                   stable, out_keys, out_vals, nout)
- *   merge_split_keys (gp_kernels.h) with a uint64 value carried by every key. Inputs are
+ * merge_split(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m, keep_upper, stable,
+ *             out_keys, out_vals, nout) with values (any of the three value pointers
+ *             non-NULL; all NULL: keys only, gp_kernels.h)
+ *   The keys-only merge-split with a uint64 value carried by every key. Inputs are
  *   ascending by key (stable == 0) or by (key, value) (stable != 0). The merged sequence
  *   orders by key with ties lo before hi (stable == 0), or by (key, value) with exact
  *   (key, value) ties lo before hi (stable != 0). keep_upper == 0 writes merged[0, c),
@@ -129,7 +131,7 @@ uint64_t gp_key_desc(gp_dtype t, uint64_t key);
 /* Inverse of gp_key_desc on the keys that occur (it is the same map: an involution). */
 uint64_t gp_key_undesc(gp_dtype t, uint64_t key);
 
-/* The one-line message of the last failure of an issue 7 CPU twin (gp_cpu_to_keys_desc,
+/* The one-line message of the last failure of a CPU twin of cpu_ext.c (gp_cpu_to_keys_desc,
  * gp_cpu_from_keys_desc, gp_cpu_sort_pairs, gp_cpu_merge_split_pairs, gp_cpu_exact_sum);
  * "" when none. (The CPU table's last_error() shows cpu_backend.c's own buffer.) */
 const char *gp_cpu_ext_last_error(void);

@@ -224,6 +224,13 @@ int gp_func_parse(const char *s, gp_func *f);
  * Either order: for b < a it is -gp_func_exact(f, b, a) (bitwise), and +0.0 when a == b. */
 double gp_func_exact(gp_func f, double a, double b);
 
+/* The order of a sort: the key maps (to_keys / from_keys) take it, the sorts themselves
+ * are always ascending in the keys (CUB's pattern: descending is a map of the keys). */
+typedef enum gp_order {
+    GP_ASCENDING = 0,  /* smallest first, NaNs last, -0.0 before +0.0 */
+    GP_DESCENDING = 1  /* largest first, NaNs last, +0.0 before -0.0 */
+} gp_order;
+
 /* The exact (Kulisch) accumulator of exact_sum below; defined in gp_ext.h. */
 struct gp_superacc;
 
@@ -267,51 +274,60 @@ typedef struct gp_backend {
     int (*trap_fn)(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
                    double *wsum);
 
-    /* In-place map of n elements of type t to their order keys and back (see above). */
-    int (*to_keys)(gp_dtype t, void *buf, int64_t n);
-    int (*from_keys)(gp_dtype t, void *buf, int64_t n);
+    /* In-place map of n elements of type t to their order keys and back (see above), in
+     * the order `order`: GP_ASCENDING, the keys of gp_key_of; GP_DESCENDING, those keys
+     * with every bit flipped except the NaN key of a float type (all ones), which stays, so
+     * that ascending order of the keys is descending value order with NaNs last (numpy's
+     * convention) and +0.0 before -0.0 (gp_ext.h). Keys are u32 for 4-byte t, u64 for
+     * 8-byte t; from_keys inverts to_keys of the same order (NaN keys come back as the
+     * default quiet NaN). Errors: GP_EINVAL (bad t, order not GP_ASCENDING /
+     * GP_DESCENDING, n < 0, NULL buf with n > 0), GP_EDEVICE. CUDA: one grid-stride
+     * launch (none for ascending unsigned types, whose keys are the elements). */
+    int (*to_keys)(gp_dtype t, gp_order order, void *buf, int64_t n);
+    int (*from_keys)(gp_dtype t, gp_order order, void *buf, int64_t n);
 
-    /* Sorts n unsigned keys of `width` bytes (4 or 8) ascending, in place. Multi-block
-     * bitonic sort (the chapter's Programs 6.17-6.19) on the GPU, any n. */
-    int (*sort_keys)(int width, void *keys, int64_t n);
+    /* Sorts n unsigned keys of `width` bytes (4 or 8) ascending, in place; with vals !=
+     * NULL it moves the uint64 vals[i] with each key (CUB's pattern: one sort, the values
+     * optional).
+     *   vals == NULL (keys only): stable is ignored (equal keys cannot be told apart).
+     *   vals != NULL: stable != 0 orders by (key, value) lexicographically (with value =
+     *     input position this is a stable sort, and the result is the unique sorted
+     *     sequence, the same bits on both backends); stable == 0 orders by key only, the
+     *     order of equal keys' values being a deterministic function of the input
+     *     (backend-specific). keys and vals must not overlap.
+     * Multi-block bitonic sort (the chapter's Programs 6.17-6.19) on the GPU, any n
+     * (gp_ext.h describes the pairs paths); radix sort on the CPU. n <= 1: nothing.
+     * Errors: GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0, keys overlapping
+     * vals; CUDA: n needing more sort tiles than the grid's x limit), GP_ENOMEM (CPU
+     * scratch), GP_EDEVICE. */
+    int (*sort)(int width, void *keys, uint64_t *vals, int64_t n, int stable);
 
-    /* Merge-split of two ascending key arrays from two ranks: lo (nlo keys, from the lower
-     * rank) and hi (nhi keys). Both ranks call it with the same lo/hi. With m slots per
-     * rank, the merged sequence's slots [0, m) belong to the lower rank and [m, 2m) to the
-     * higher one (slots past nlo+nhi are empty). keep_upper = 0 writes merged[0, min(m,
-     * nlo+nhi)) to out, keep_upper = 1 writes merged[m, nlo+nhi) (possibly nothing); *nout
-     * gets the count written. Requires nlo <= m, nhi <= m; out holds m keys and must not
-     * alias lo or hi. */
-    int (*merge_split_keys)(int width, const void *lo, int64_t nlo, const void *hi,
-                            int64_t nhi, int64_t m, int keep_upper, void *out,
-                            int64_t *nout);
+    /* Merge-split of two ascending runs from two ranks: lo (nlo keys, from the lower rank)
+     * and hi (nhi keys), each key optionally carrying a uint64 value. Both ranks call it
+     * with the same lo/hi. With m slots per rank, the merged sequence's slots [0, m) belong
+     * to the lower rank and [m, 2m) to the higher one (slots past nlo+nhi are empty).
+     * keep_upper = 0 writes merged[0, min(m, nlo+nhi)) to out, keep_upper = 1 writes
+     * merged[m, nlo+nhi) (possibly nothing); *nout (host) gets the count written. Requires
+     * nlo <= m, nhi <= m; out_keys (and out_vals) hold m entries and must not alias any
+     * input (nor each other).
+     *   Keys only: lo_vals, hi_vals and out_vals all NULL. The merge orders by key, ties lo
+     *     first; stable is ignored.
+     *   With values: any of the three non-NULL; then every one of them with entries to
+     *     read or write must be non-NULL. stable != 0: the inputs are ascending in (key,
+     *     value) and the merge orders by (key, value) (exact ties lo first); stable == 0:
+     *     by key, ties lo first.
+     * Merge path (gp_merge_path.h) on both backends. Errors: GP_EINVAL (width, negative
+     * counts, nlo > m or nhi > m, NULL pointers, overlap), GP_EDEVICE. */
+    int (*merge_split)(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                       int64_t *nout);
 
     /* One-line description of the last failure ("" when none). */
     const char *(*last_error)(void);
 
-    /* ---- issue 7: descending keys, key + value sort, exact sums (gp_ext.h documents them
-     * in full; include gp_ext.h for gp_superacc and the GP_SA_* flags) ---- */
-
-    /* In-place map of n elements of type t to descending-order keys and back: the key of
-     * gp_key_of, then every bit flipped except the NaN key of a float type (all ones),
-     * which stays; ascending order of these keys is descending value order with NaNs
-     * last (numpy's convention), +0.0 before -0.0. */
-    int (*to_keys_desc)(gp_dtype t, void *buf, int64_t n);
-    int (*from_keys_desc)(gp_dtype t, void *buf, int64_t n);
-
-    /* Sorts n unsigned keys of `width` bytes (4 or 8) ascending, in place, moving one
-     * uint64 value with each key. stable != 0: order by (key, value) lexicographically
-     * (with value = input position this is a stable sort); stable == 0: by key only, the
-     * order of equal keys is a deterministic function of the input (backend-specific). */
-    int (*sort_pairs)(int width, void *keys, uint64_t *vals, int64_t n, int stable);
-
-    /* merge_split_keys with a uint64 value carried by each key: when stable, the inputs
-     * are ascending in (key, value) and the merge orders by (key, value) (ties: lo first);
-     * otherwise by key, ties lo first. out_keys / out_vals hold m entries each. */
-    int (*merge_split_pairs)(int width, const void *lo_keys, const uint64_t *lo_vals,
-                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
-                             int64_t nhi, int64_t m, int keep_upper, int stable,
-                             void *out_keys, uint64_t *out_vals, int64_t *nout);
+    /* ---- exact sums (gp_ext.h documents them in full; include gp_ext.h for gp_superacc
+     * and the GP_SA_* flags) ---- */
 
     /* Adds the terms selected by `what` (GP_SA_VALUES or GP_SA_SQUARES) of y[0, n) (type
      * t, device pointer) exactly into the host accumulator *acc (not reset first). The
@@ -320,7 +336,7 @@ typedef struct gp_backend {
     int (*exact_sum)(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc);
 
-    /* ---- issue 5: device memory ---- */
+    /* ---- device memory ---- */
 
     /* Memory of the device in bytes: *free_bytes = what alloc() can still hand out now (an
      * estimate: other processes may take some), *total_bytes = the device's size.
@@ -353,7 +369,7 @@ typedef struct gp_backend {
 
     /* Sorts n elements of type t ascending in place in the order of their keys (gp_key_of:
      * NaN last, -0.0 before +0.0; NaNs come back as the default quiet NaN): the same bits
-     * as to_keys + sort_keys + from_keys, in one call. buf: n elements in memory from this
+     * as to_keys + sort (keys only) + from_keys in ascending order, in one call. buf: n elements in memory from this
      * backend's alloc (host memory on the CPU backend). n = 0 and n = 1: nothing to order
      * (n = 1 still maps a NaN to the default quiet NaN); returns GP_OK. CUDA: the element ->
      * key map runs in the loads of the bitonic sort's first pass and the inverse in the
@@ -391,10 +407,10 @@ typedef struct gp_backend {
 
     /* The merge-path split (gp_merge_path.h) of two ascending runs: *split (host) = the
      * number of lo's elements among the first t outputs of their merge, 0 <= t <= nlo +
-     * nhi, with the order and tie rule of merge_split_keys (stable == 0: by key, ties lo
-     * first; lo_vals / hi_vals are not read and may be NULL) or of merge_split_pairs with
-     * stable != 0 (by (key, value), exact ties lo first). Inputs are device pointers; one
-     * may be a mapping of another process's memory from ipc_open (CPU: a pointer into an
+     * nhi, with the order and tie rule of merge_split (stable == 0: by key, ties lo
+     * first; lo_vals / hi_vals are not read and may be NULL) or of merge_split with values
+     * and stable != 0 (by (key, value), exact ties lo first). Inputs are device pointers;
+     * one may be a mapping of another process's memory from ipc_open (CPU: a pointer into an
      * MPI shared-memory window). Reads O(log(nlo + nhi)) elements. CUDA: one thread of one
      * block, then a copy of the answer. Errors: GP_EINVAL (width not 4/8, counts negative
      * or t out of range, NULL pointers with elements to read), GP_EDEVICE. */
@@ -475,7 +491,7 @@ int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, 
                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
                        int64_t *nout);
-/* The issue 7 twins (kernels/cpu_ext.c; gp_ext.h documents them). */
+/* The twins of kernels/cpu_ext.c (descending keys, pairs, exact sums; gp_ext.h). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable);

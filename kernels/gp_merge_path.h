@@ -2,7 +2,7 @@
  * one definition behind every place that splits the merge of two sorted runs:
  *   - the CPU merge-splits (kernels/cpu_backend.c, cpu_ext.c), which start their forward
  *     merge at the split of their first output;
- *   - the GPU merge kernels, each thread's start (kernels/cuda_sort.cu, cuda_ext.cu);
+ *   - the GPU merge kernel (keys only or with values), each thread's start (kernels/cuda_sort.cu);
  *   - the backends' merge_path entry (both backends), which the rank exchange calls on its
  *     own run and a partner's run mapped into its memory (src/exchange.c);
  *   - the rank exchange's probe search over MPI (src/exchange.c), where each evaluation of
@@ -45,7 +45,7 @@
 /* The order of the merge-splits, for the host searches (the CPU twin of merge_path and the
  * exchange's probes): lo's element (key a, value va) goes before hi's (key b, value vb) —
  * by key with ties lo first, or (stable != 0) by (key, value) with exact ties lo first. The
- * GPU kernels have it as px_lo_first (cuda_ext.cu) and lo <= hi (cuda_sort.cu). */
+ * GPU kernels have it as lo_first (cuda_sort.cu). */
 static inline int gp_lo_first(uint64_t a, uint64_t va, uint64_t b, uint64_t vb, int stable)
 {
     return a < b || (a == b && (!stable || va <= vb));

@@ -33,10 +33,10 @@
  * be->stats; gp_stats_allreduce; agree on the slot count m (MPI_Allreduce, MPI_MAX of the
  * shard sizes, or ceil(N/P)) and create the exchange (gp_exchange_create: it allocates
  * the shard buffer of m keys and its receive buffer); upload the shard to
- * gp_exchange_keys(x); be->to_keys + be->sort_keys there; gp_exchange_run; be->from_keys on
+ * gp_exchange_keys(x); be->to_keys + be->sort (keys only) there; gp_exchange_run; be->from_keys on
  * gp_exchange_keys(x) again (the run may switch buffers); gp_exchange_destroy.
  * tests/example/example.c is a complete one. To sort one array on one process (no exchange), be->sort_values does
- * to_keys + sort_keys + from_keys in one call.
+ * to_keys + sort + from_keys (ascending) in one call.
  *
  * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and
  * the pkg-config file add. In a build with the CUDA backend GPUPRIM_HAVE_CUDA is defined

@@ -479,12 +479,13 @@ static void merge_parts(gp_exchange *x, const xstep *s, const char *kk, const ui
                         const char *tk, const uint64_t *tv, char *dk, uint64_t *dv, int stable)
 {
     const char *lk = s->lower ? kk : tk, *hk = s->lower ? tk : kk;
-    const uint64_t *lv = s->lower ? kv : tv, *hv = s->lower ? tv : kv;
+    /* keys only: no value pointers at all (merge_split's keys-only form) */
+    const uint64_t *lv = !x->values ? NULL : s->lower ? kv : tv;
+    const uint64_t *hv = !x->values ? NULL : s->lower ? tv : kv;
     const int64_t nl = s->lower ? s->ka : s->kc, nh = s->lower ? s->kc : s->ka, n = nl + nh;
     int64_t nout = -1;
-    const int rc = x->values ? x->be->merge_split_pairs(x->width, lk, lv, nl, hk, hv, nh, n, 0,
-                                                        stable, dk, dv, &nout)
-                             : x->be->merge_split_keys(x->width, lk, nl, hk, nh, n, 0, dk, &nout);
+    const int rc = x->be->merge_split(x->width, lk, lv, nl, hk, hv, nh, n, 0, stable, dk,
+                                      x->values ? dv : NULL, &nout);
     if (rc) die(x->comm, x->rank, "merge-split", x->be->last_error());
     if (nout != n) die(x->comm, x->rank, "merge-split", "unexpected output count");
 }

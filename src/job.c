@@ -798,6 +798,9 @@ static int ph_combine(gp_job *j)
 /* The keys as an element type (4-byte keys: u32, 8-byte: u64). */
 static gp_dtype key_type(const gp_job *j) { return j->sz == 4 ? GP_U32 : GP_U64; }
 
+/* The order of the key maps (--descending). */
+static gp_order sort_order(const gp_options *o) { return o->descending ? GP_DESCENDING : GP_ASCENDING; }
+
 /* The multiset fingerprint of the input in key space: the input statistics have it for
  * ascending keys; descending keys need their own pass. */
 static int input_hash(gp_job *j)
@@ -831,11 +834,9 @@ static int ph_sort(gp_job *j)
         for (int64_t i = 0; i < j->cnt; i++) hp[i] = (uint64_t)(j->off + i);
         if (!host) BE_CALL("upload positions", be->upload(j->dval, j->hval, (size_t)j->cnt * 8));
     }
-    BE_CALL("to keys", o->descending ? be->to_keys_desc(j->dt, j->dev, j->cnt)
-                                     : be->to_keys(j->dt, j->dev, j->cnt));
+    BE_CALL("to keys", be->to_keys(j->dt, sort_order(o), j->dev, j->cnt));
     if (!err) err = input_hash(j);
-    if (j->pairs) BE_CALL("local sort", be->sort_pairs(width, j->dev, j->dval, j->cnt, o->stable));
-    else BE_CALL("local sort", be->sort_keys(width, j->dev, j->cnt));
+    BE_CALL("local sort", be->sort(width, j->dev, j->pairs ? j->dval : NULL, j->cnt, o->stable));
     return err;
 }
 
@@ -879,8 +880,7 @@ static int ph_verify(gp_job *j)
     int err = 0;
     gp_stats sl = gp_stats_empty(), st;
     BE_CALL("verify statistics", be->stats(key_type(j), j->dev, j->nk, GP_STATS_ORDER, &sl));
-    BE_CALL("from keys", j->o->descending ? be->from_keys_desc(j->dt, j->dev, j->nk)
-                                          : be->from_keys(j->dt, j->dev, j->nk));
+    BE_CALL("from keys", be->from_keys(j->dt, sort_order(j->o), j->dev, j->nk));
     if ((err = gp_agree(j->comm, err, j->msg, j->msglen))) return err;
     if (gp_stats_allreduce(j->comm, &sl, &st) != MPI_SUCCESS) {
         snprintf(j->msg, j->msglen, "MPI_Allreduce of the verification failed");

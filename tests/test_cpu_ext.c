@@ -966,14 +966,107 @@ static void test_exact_sum(void)
     free(y);
 }
 
+/* Random keys of `width` bytes with many ties (k_bits low bits only), values random. */
+static void fill_pairs(int width, void *keys, uint64_t *vals, int64_t n, int k_bits)
+{
+    const uint64_t mask = k_bits >= 64 ? ~0ull : ((1ull << k_bits) - 1);
+    for (int64_t i = 0; i < n; i++) {
+        const uint64_t k = rnd() & mask;
+        if (width == 4) ((uint32_t *)keys)[i] = (uint32_t)k;
+        else ((uint64_t *)keys)[i] = k;
+        vals[i] = rnd() >> (i & 1 ? 0 : 40);
+    }
+}
+
+/* The table's sort and merge_split (one entry, the values optional) give the twins'
+ * results: keys only = the keys-only twin, with values = the pairs twin. */
+static void test_table_sort_merge(const gp_backend *b, int width, int64_t n, int stable)
+{
+    CTX("cpu table sort/merge_split width %d n %lld stable %d", width, (long long)n, stable);
+    const size_t w = (size_t)width, nb = (size_t)(n ? n : 1);
+    unsigned char *k0 = xmalloc(nb * w), *k1 = xmalloc(nb * w), *k2 = xmalloc(nb * w);
+    uint64_t *v0 = xmalloc(nb * 8), *v1 = xmalloc(nb * 8);
+    fill_pairs(width, k0, v0, n, n > 50 ? 6 : 64);
+    memcpy(k1, k0, (size_t)n * w);
+    memcpy(k2, k0, (size_t)n * w);
+    memcpy(v1, v0, (size_t)n * 8);
+    CHECK(b->sort(width, k1, NULL, n, stable) == GP_OK && gp_cpu_sort_keys(width, k2, n) == GP_OK &&
+              memcmp(k1, k2, (size_t)n * w) == 0,
+          "sort without values differs from gp_cpu_sort_keys");
+    memcpy(k1, k0, (size_t)n * w);
+    memcpy(k2, k0, (size_t)n * w);
+    CHECK(b->sort(width, k1, v1, n, stable) == GP_OK &&
+              gp_cpu_sort_pairs(width, k2, v0, n, stable) == GP_OK &&
+              memcmp(k1, k2, (size_t)n * w) == 0 && memcmp(v1, v0, (size_t)n * 8) == 0,
+          "sort with values differs from gp_cpu_sort_pairs");
+    /* both halves of a merge-split of the sorted run with itself (lo = hi = k1 / v1) */
+    const int64_t m = n;
+    unsigned char *o1 = xmalloc(nb * w), *o2 = xmalloc(nb * w);
+    uint64_t *ov1 = xmalloc(nb * 8), *ov2 = xmalloc(nb * 8);
+    for (int up = 0; up <= 1; up++) {
+        int64_t c1 = -1, c2 = -2;
+        memset(o1, 0xA5, nb * w);
+        memset(o2, 0x5A, nb * w);
+        CHECK(b->merge_split(width, k1, NULL, n, k1, NULL, n, m, up, stable, o1, NULL, &c1) == GP_OK &&
+                  gp_cpu_merge_split_keys(width, k1, n, k1, n, m, up, o2, &c2) == GP_OK &&
+                  c1 == c2 && memcmp(o1, o2, (size_t)c1 * w) == 0,
+              "merge_split without values differs from the keys twin (upper %d)", up);
+        memset(ov1, 0xA5, nb * 8);
+        memset(ov2, 0x5A, nb * 8);
+        CHECK(b->merge_split(width, k1, v1, n, k1, v1, n, m, up, stable, o1, ov1, &c1) == GP_OK &&
+                  gp_cpu_merge_split_pairs(width, k1, v1, n, k1, v1, n, m, up, stable, o2, ov2,
+                                           &c2) == GP_OK &&
+                  c1 == c2 && memcmp(o1, o2, (size_t)c1 * w) == 0 &&
+                  memcmp(ov1, ov2, (size_t)c1 * 8) == 0,
+              "merge_split with values differs from the pairs twin (upper %d)", up);
+    }
+    free(k0), free(k1), free(k2), free(v0), free(v1), free(o1), free(o2), free(ov1), free(ov2);
+}
+
+/* The table's to_keys / from_keys of either order give the ascending / descending twins. */
+static void test_table_keys(const gp_backend *b, gp_dtype t, gp_order order, int64_t n)
+{
+    CTX("cpu table keys %s order %d n %lld", gp_dtype_name(t), (int)order, (long long)n);
+    const size_t bytes = (size_t)n * gp_dtype_size(t) + 8;
+    unsigned char *a = xmalloc(bytes), *c = xmalloc(bytes);
+    for (size_t i = 0; i < bytes; i++) a[i] = (unsigned char)rnd();
+    memcpy(c, a, bytes);
+    int (*to)(gp_dtype, void *, int64_t) = order ? gp_cpu_to_keys_desc : gp_cpu_to_keys;
+    int (*from)(gp_dtype, void *, int64_t) = order ? gp_cpu_from_keys_desc : gp_cpu_from_keys;
+    CHECK(b->to_keys(t, order, a, n) == GP_OK && to(t, c, n) == GP_OK && memcmp(a, c, bytes) == 0,
+          "to_keys differs from its twin");
+    CHECK(b->from_keys(t, order, a, n) == GP_OK && from(t, c, n) == GP_OK &&
+              memcmp(a, c, bytes) == 0,
+          "from_keys differs from its twin");
+    free(a), free(c);
+}
+
 static void test_table(void)
 {
     CTX("cpu table");
     const gp_backend *b = gp_backend_cpu();
-    CHECK(b->to_keys_desc == gp_cpu_to_keys_desc && b->from_keys_desc == gp_cpu_from_keys_desc &&
-              b->sort_pairs == gp_cpu_sort_pairs && b->merge_split_pairs == gp_cpu_merge_split_pairs &&
-              b->exact_sum == gp_cpu_exact_sum,
-          "table entries are not the twins");
+    CHECK(b->exact_sum == gp_cpu_exact_sum && b->to_keys && b->from_keys && b->sort &&
+              b->merge_split,
+          "table entries missing or exact_sum not the twin");
+    const int64_t ns[] = {0, 1, 2, 17, 1000, 4099};
+    for (int width = 4; width <= 8; width += 4)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+            for (int stable = 0; stable <= 1; stable++) test_table_sort_merge(b, width, ns[i], stable);
+    for (int t = 0; t < GP_NDTYPES; t++)
+        for (int order = GP_ASCENDING; order <= GP_DESCENDING; order++)
+            for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++)
+                test_table_keys(b, (gp_dtype)t, (gp_order)order, ns[i]);
+    CTX("cpu table errors");
+    uint32_t k[2] = {2, 1};
+    CHECK(b->to_keys(GP_U32, (gp_order)2, k, 2) == GP_EINVAL &&
+              b->from_keys(GP_U32, (gp_order)-1, k, 2) == GP_EINVAL && k[0] == 2 && k[1] == 1,
+          "an order other than GP_ASCENDING / GP_DESCENDING accepted");
+    uint64_t v[2] = {0, 1}, ov[2];
+    uint32_t ok[2];
+    int64_t nout = -1;
+    CHECK(b->merge_split(4, k, NULL, 1, k + 1, v, 1, 1, 0, 1, ok, ov, &nout) == GP_EINVAL,
+          "merge_split with some values NULL accepted");
+    CHECK(b->sort(4, k, (uint64_t *)(void *)k, 2, 1) == GP_EINVAL, "sort keys == vals accepted");
 }
 
 int main(void)

@@ -14,17 +14,18 @@
  * 2^21+1 and the distributions uniform, equal, sorted, reversed, fewunique, special (floats:
  * NaNs of several payloads and signs, +-inf, -0.0/+0.0, denormals, extremes; integers: the
  * extremes), wide (random bit patterns: every exponent):
- *   to_keys_desc / from_keys_desc: bit-exact against the twin; the 64 words past n of every
+ *   to_keys / from_keys with GP_DESCENDING: bit-exact against the twin; the 64 words past n of every
  *     device buffer (poisoned) never written;
- *   sort_pairs (keys = the descending keys of the data): stable = 1 with value = position
- *     and with few-unique values: keys and values bit-exact; stable = 0: keys bit-exact,
+ *   sort with values (keys = the descending keys of the data): stable = 1 with value = position
+ *     and with few-unique values (below 2^32, and some of them above: the packed and the
+ *     unpacked paths of 4-byte keys): keys and values bit-exact; stable = 0: keys bit-exact,
  *     the multiset of (key, value) pairs kept (both sides re-sorted by (key, value) with
  *     the twin), two GPU runs identical (deterministic); nothing written past n;
  *   exact_sum (values and squares): the normalised accumulator (68 limbs + 3 counts)
  *     bytewise equal to the twin's, starting from a nonzero accumulator, and the rounded
  *     double bitwise equal; the sum of 1-5 random GPU pieces (element-offset pointers)
  *     added in a shuffled order equals it too; plus 2^24+3 elements (f64 wide, u64, f32);
- * merge_split_pairs (and merge_path, the rank exchange's split, at several t) on sorted
+ * merge_split with values (and merge_path, the rank exchange's split, at several t) on sorted
  * pairs of unequal sizes (0 included), both halves, stable or
  * not, few-unique keys (ties across lo and hi): bit-exact, nothing past *nout written;
  * argument errors give GP_EINVAL. Nothing is timed.
@@ -274,7 +275,7 @@ static void case_keys_and_pairs(gp_dtype t, int64_t n, int dist, const void *y)
     if (gp_cpu_to_keys_desc(t, want, n) != GP_OK) { failf(&c, "twin failed"); goto done; }
     dk = dev_upload(&c, y, n, w);
     if (!dk) goto done;
-    GPU_OK(&c, G->to_keys_desc(t, dk, n), goto done);
+    GPU_OK(&c, G->to_keys(t, GP_DESCENDING, dk, n), goto done);
     if (dev_download(&c, got, dk, n, w, "to_keys_desc")) goto done;
     int64_t i = first_diff(got, want, n, w);
     CHECK(&c, i < 0, "to_keys_desc: first difference at %lld: gpu %016" PRIx64 " twin %016" PRIx64,
@@ -282,19 +283,25 @@ static void case_keys_and_pairs(gp_dtype t, int64_t n, int dist, const void *y)
     memcpy(keys, want, (size_t)n * w); /* descending keys: the sort_pairs input */
     /* from_keys_desc (of the keys just made) */
     if (gp_cpu_from_keys_desc(t, want, n) != GP_OK) { failf(&c, "twin failed"); goto done; }
-    GPU_OK(&c, G->from_keys_desc(t, dk, n), goto done);
+    GPU_OK(&c, G->from_keys(t, GP_DESCENDING, dk, n), goto done);
     if (dev_download(&c, got, dk, n, w, "from_keys_desc")) goto done;
     i = first_diff(got, want, n, w);
     CHECK(&c, i < 0, "from_keys_desc: first difference at %lld", (long long)i);
     G->free(dk);
     dk = NULL;
 
-    /* sort_pairs: vmode 0 positions (stable), 1 few-unique values */
-    for (int vmode = 0; vmode < 2; vmode++)
+    /* sort with values: vmode 0 positions (stable), 1 few-unique values, 2 few-unique values
+     * some of them >= 2^32 (4-byte keys: the unpacked path) */
+    static const char *const vnames[2][3] = {
+        {"sort_pairs unstable positions", "sort_pairs unstable fewvals", "sort_pairs unstable widevals"},
+        {"sort_pairs stable positions", "sort_pairs stable fewvals", "sort_pairs stable widevals"}};
+    for (int vmode = 0; vmode < 3; vmode++)
         for (int stable = 1; stable >= 0; stable--) {
-            c.name = stable ? (vmode ? "sort_pairs stable fewvals" : "sort_pairs stable positions")
-                            : (vmode ? "sort_pairs unstable fewvals" : "sort_pairs unstable positions");
-            for (int64_t k = 0; k < n; k++) vals[k] = vmode ? rnd() % 3 : (uint64_t)k;
+            c.name = vnames[stable][vmode];
+            for (int64_t k = 0; k < n; k++)
+                vals[k] = vmode == 0 ? (uint64_t)k
+                        : vmode == 1 ? rnd() % 3
+                                     : rnd() % 3 + ((rnd() & 1) << 32);
             memcpy(want, keys, (size_t)n * w);
             memcpy(wv, vals, (size_t)n * 8);
             if (gp_cpu_sort_pairs((int)w, want, wv, n, 1) != GP_OK) { failf(&c, "twin failed"); goto done; }
@@ -302,7 +309,7 @@ static void case_keys_and_pairs(gp_dtype t, int64_t n, int dist, const void *y)
                 dk = dev_upload(&c, keys, n, w);
                 dv = dev_upload(&c, vals, n, 8);
                 if (!dk || !dv) goto done;
-                GPU_OK(&c, G->sort_pairs((int)w, dk, (uint64_t *)dv, n, stable), goto done);
+                GPU_OK(&c, G->sort((int)w, dk, (uint64_t *)dv, n, stable), goto done);
                 if (dev_download(&c, run ? got2 : got, dk, n, w, "keys")) goto done;
                 if (dev_download(&c, run ? gv2 : gv, dv, n, 8, "vals")) goto done;
                 G->free(dk);
@@ -457,9 +464,9 @@ static void merge_case(int width, int stable, int64_t nlo, int64_t nhi, int64_t 
             failf(&c, "twin failed: %s", gp_cpu_ext_last_error());
             goto done;
         }
-        GPU_OK(&c, G->merge_split_pairs(width, dlk, (const uint64_t *)dlv, nlo, dhk,
-                                        (const uint64_t *)dhv, nhi, m, up, stable, dok,
-                                        (uint64_t *)dov, &ng),
+        GPU_OK(&c, G->merge_split(width, dlk, (const uint64_t *)dlv, nlo, dhk,
+                                  (const uint64_t *)dhv, nhi, m, up, stable, dok,
+                                  (uint64_t *)dov, &ng),
                goto done);
         CHECK(&c, ng == nw, "keep_upper=%d nout %lld != twin %lld", up, (long long)ng, (long long)nw);
         if (ng != nw || nw < 0) continue;
@@ -580,25 +587,31 @@ static void test_api(void)
     gp_superacc acc;
     gp_superacc_zero(&acc);
     void *d = G->alloc(4096), *e = G->alloc(4096);
-    CHECK(&c, G->to_keys_desc && G->from_keys_desc && G->sort_pairs && G->merge_split_pairs &&
-                  G->exact_sum, "table entries missing");
-    CHECK(&c, G->to_keys_desc((gp_dtype)GP_NDTYPES, d, 1) == GP_EINVAL, "to_keys_desc bad dtype");
-    CHECK(&c, G->from_keys_desc(GP_F32, d, -1) == GP_EINVAL, "from_keys_desc n < 0");
-    CHECK(&c, G->to_keys_desc(GP_F32, NULL, 1) == GP_EINVAL, "to_keys_desc NULL");
-    CHECK(&c, G->sort_pairs(5, d, (uint64_t *)e, 1, 1) == GP_EINVAL, "sort_pairs width 5");
-    CHECK(&c, G->sort_pairs(4, d, NULL, 2, 1) == GP_EINVAL, "sort_pairs NULL vals");
-    CHECK(&c, G->sort_pairs(4, d, (uint64_t *)e, -1, 0) == GP_EINVAL, "sort_pairs n < 0");
-    CHECK(&c, G->sort_pairs(8, d, (uint64_t *)d, 4, 0) == GP_EINVAL, "sort_pairs keys == vals");
-    CHECK(&c, G->sort_pairs(8, d, (uint64_t *)e, 0, 1) == GP_OK && G->sort_pairs(8, d, (uint64_t *)e, 1, 1) == GP_OK,
-          "sort_pairs n <= 1");
-    CHECK(&c, G->merge_split_pairs(3, d, (uint64_t *)e, 1, d, (uint64_t *)e, 1, 1, 0, 1, NULL, NULL, &nout) == GP_EINVAL,
+    CHECK(&c, G->to_keys && G->from_keys && G->sort && G->merge_split && G->exact_sum,
+          "table entries missing");
+    CHECK(&c, G->to_keys((gp_dtype)GP_NDTYPES, GP_DESCENDING, d, 1) == GP_EINVAL, "to_keys desc bad dtype");
+    CHECK(&c, G->from_keys(GP_F32, GP_DESCENDING, d, -1) == GP_EINVAL, "from_keys desc n < 0");
+    CHECK(&c, G->to_keys(GP_F32, GP_DESCENDING, NULL, 1) == GP_EINVAL, "to_keys desc NULL");
+    CHECK(&c, G->sort(5, d, (uint64_t *)e, 1, 1) == GP_EINVAL, "sort pairs width 5");
+    CHECK(&c, G->sort(4, NULL, (uint64_t *)e, 2, 1) == GP_EINVAL, "sort pairs NULL keys");
+    CHECK(&c, G->sort(4, d, (uint64_t *)e, -1, 0) == GP_EINVAL, "sort pairs n < 0");
+    CHECK(&c, G->sort(8, d, (uint64_t *)d, 4, 0) == GP_EINVAL, "sort pairs keys == vals");
+    CHECK(&c, G->sort(8, d, (uint64_t *)e, 0, 1) == GP_OK && G->sort(8, d, (uint64_t *)e, 1, 1) == GP_OK,
+          "sort pairs n <= 1");
+    CHECK(&c, G->merge_split(3, d, (uint64_t *)e, 1, d, (uint64_t *)e, 1, 1, 0, 1, NULL, NULL, &nout) == GP_EINVAL,
           "merge width 3");
-    CHECK(&c, G->merge_split_pairs(8, d, (uint64_t *)e, 3, d, (uint64_t *)e, 1, 2, 0, 1, NULL, NULL, &nout) == GP_EINVAL,
+    CHECK(&c, G->merge_split(8, d, (uint64_t *)e, 3, d, (uint64_t *)e, 1, 2, 0, 1, NULL, NULL, &nout) == GP_EINVAL,
           "merge nlo > m");
-    CHECK(&c, G->merge_split_pairs(8, d, (uint64_t *)e, 1, d, (uint64_t *)e, 1, 2, 0, 1,
-                                   (char *)d + 4, (uint64_t *)((char *)e + 2048), &nout) == GP_EINVAL,
+    CHECK(&c, G->merge_split(8, d, (uint64_t *)e, 1, d, (uint64_t *)e, 1, 2, 0, 1,
+                             (char *)d + 4, (uint64_t *)((char *)e + 2048), &nout) == GP_EINVAL,
           "merge out_keys overlaps lo");
-    CHECK(&c, G->merge_split_pairs(8, NULL, NULL, 0, NULL, NULL, 0, 0, 1, 0, NULL, NULL, &nout) == GP_OK && nout == 0,
+    CHECK(&c, G->merge_split(8, d, NULL, 1, d, (uint64_t *)e, 1, 2, 0, 1,
+                             (char *)d + 2048, (uint64_t *)((char *)e + 2048), &nout) == GP_EINVAL,
+          "merge with lo_vals NULL and other values");
+    CHECK(&c, G->merge_split(8, d, (uint64_t *)e, 1, d, (uint64_t *)e, 1, 2, 0, 1,
+                             (char *)d + 2048, NULL, &nout) == GP_EINVAL,
+          "merge with values and out_vals NULL");
+    CHECK(&c, G->merge_split(8, NULL, NULL, 0, NULL, NULL, 0, 0, 1, 0, NULL, NULL, &nout) == GP_OK && nout == 0,
           "merge of nothing");
     /* the rank exchange's entries */
     int64_t split = -1;

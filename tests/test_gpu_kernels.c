@@ -404,15 +404,15 @@ static void test_sort(tcase c, const void *y, void *dbuf, void *want, void *got)
         int rc;
         if (step == 0) {
             c.name = "to_keys";
-            GPU_OK(&c, G->to_keys(c.t, dbuf, n), return);
+            GPU_OK(&c, G->to_keys(c.t, GP_ASCENDING, dbuf, n), return);
             rc = gp_cpu_to_keys(c.t, want, n);
         } else if (step == 1) {
             c.name = "sort_keys";
-            GPU_OK(&c, G->sort_keys((int)es, dbuf, n), return);
+            GPU_OK(&c, G->sort((int)es, dbuf, NULL, n, 0), return);
             rc = gp_cpu_sort_keys((int)es, want, n);
         } else {
             c.name = "from_keys";
-            GPU_OK(&c, G->from_keys(c.t, dbuf, n), return);
+            GPU_OK(&c, G->from_keys(c.t, GP_ASCENDING, dbuf, n), return);
             rc = gp_cpu_from_keys(c.t, want, n);
         }
         if (rc != GP_OK) {
@@ -500,7 +500,7 @@ static int sort_on_both(tcase *c, gp_dtype dt, void *want, void *d, int64_t n, i
 {
     if (dt == GP_U32) {
         *twin_rc = gp_cpu_sort_keys(4, want, n);
-        GPU_OK(c, G->sort_keys(4, d, n), return -1);
+        GPU_OK(c, G->sort(4, d, NULL, n, 0), return -1);
     } else {
         *twin_rc = gp_cpu_sort_values(dt, want, n);
         GPU_OK(c, G->sort_values(dt, d, n), return -1);
@@ -813,7 +813,7 @@ static void merge_case(int width, int64_t nlo, int64_t nhi, int64_t m, int fewun
             failf(&c, "twin failed");
             goto done;
         }
-        GPU_OK(&c, G->merge_split_keys(width, dlo, nlo, dhi, nhi, m, up, dout, &ng), goto done);
+        GPU_OK(&c, G->merge_split(width, dlo, NULL, nlo, dhi, NULL, nhi, m, up, 0, dout, NULL, &ng), goto done);
         CHECK(&c, ng == nw, "nout %lld != twin %lld", (long long)ng, (long long)nw);
         if (ng != nw || nw < 0) continue;
         if (download_guarded(&c, got, dout, (size_t)m * w, w) != GP_OK) goto done;
@@ -913,7 +913,7 @@ static void test_api(void)
             uint32_t want[1024];
             for (int i = 0; i < 1024; i++) fv[i] = (float)i + 0.5f;
             for (int i = 0; i < 1024; i++) want[i] = (uint32_t)gp_key_of(GP_F32, &fv[i]);
-            CHECK(&c, G->upload(d, fv, sizeof fv) == GP_OK && G->to_keys(GP_F32, d, 1024) == GP_OK &&
+            CHECK(&c, G->upload(d, fv, sizeof fv) == GP_OK && G->to_keys(GP_F32, GP_ASCENDING, d, 1024) == GP_OK &&
                           G->synchronize() == GP_OK &&
                           G->download_async(hd, d, sizeof fv) == GP_OK && G->download_wait() == GP_OK,
                   "to_keys + download_async: %s", G->last_error());
@@ -927,15 +927,17 @@ static void test_api(void)
     CHECK(&c, G->stats(GP_F32, d, 1, 4u, &s) == GP_EINVAL, "unknown flags accepted");
     CHECK(&c, G->stats(GP_F32, NULL, 1, 0, &s) == GP_EINVAL, "NULL y accepted");
     CHECK(&c, G->trap_x(GP_F32, d, NULL, 1, &s) == GP_EINVAL, "NULL x accepted");
-    CHECK(&c, G->to_keys((gp_dtype)GP_NDTYPES, d, 1) == GP_EINVAL, "to_keys bad dtype accepted");
-    CHECK(&c, G->from_keys(GP_F32, d, -1) == GP_EINVAL, "from_keys n < 0 accepted");
-    CHECK(&c, G->sort_keys(5, d, 1) == GP_EINVAL, "sort width 5 accepted");
-    CHECK(&c, G->sort_keys(4, d, -1) == GP_EINVAL, "sort n < 0 accepted");
-    CHECK(&c, G->sort_keys(4, NULL, 2) == GP_EINVAL, "sort NULL keys accepted");
-    CHECK(&c, G->merge_split_keys(3, d, 1, d, 1, 1, 0, p0, &nout) == GP_EINVAL, "merge width 3 accepted");
-    CHECK(&c, G->merge_split_keys(4, d, 3, p1, 1, 2, 0, p0, &nout) == GP_EINVAL, "merge nlo > m accepted");
-    CHECK(&c, G->merge_split_keys(4, d, 1, p1, 1, 2, 0, p0, NULL) == GP_EINVAL, "merge NULL nout accepted");
-    CHECK(&c, G->merge_split_keys(4, d, 1, p1, 1, 2, 0, d, &nout) == GP_EINVAL, "merge out == lo accepted");
+    CHECK(&c, G->to_keys((gp_dtype)GP_NDTYPES, GP_ASCENDING, d, 1) == GP_EINVAL, "to_keys bad dtype accepted");
+    CHECK(&c, G->from_keys(GP_F32, GP_ASCENDING, d, -1) == GP_EINVAL, "from_keys n < 0 accepted");
+    CHECK(&c, G->to_keys(GP_F32, (gp_order)2, d, 1) == GP_EINVAL, "to_keys order 2 accepted");
+    CHECK(&c, G->from_keys(GP_U64, (gp_order)-1, d, 1) == GP_EINVAL, "from_keys order -1 accepted");
+    CHECK(&c, G->sort(5, d, NULL, 1, 0) == GP_EINVAL, "sort width 5 accepted");
+    CHECK(&c, G->sort(4, d, NULL, -1, 0) == GP_EINVAL, "sort n < 0 accepted");
+    CHECK(&c, G->sort(4, NULL, NULL, 2, 0) == GP_EINVAL, "sort NULL keys accepted");
+    CHECK(&c, G->merge_split(3, d, NULL, 1, d, NULL, 1, 1, 0, 0, p0, NULL, &nout) == GP_EINVAL, "merge width 3 accepted");
+    CHECK(&c, G->merge_split(4, d, NULL, 3, p1, NULL, 1, 2, 0, 0, p0, NULL, &nout) == GP_EINVAL, "merge nlo > m accepted");
+    CHECK(&c, G->merge_split(4, d, NULL, 1, p1, NULL, 1, 2, 0, 0, p0, NULL, NULL) == GP_EINVAL, "merge NULL nout accepted");
+    CHECK(&c, G->merge_split(4, d, NULL, 1, p1, NULL, 1, 2, 0, 0, d, NULL, &nout) == GP_EINVAL, "merge out == lo accepted");
     CHECK(&c, G->last_error()[0] != '\0', "last_error empty after a failure");
     /* empty inputs */
     CHECK(&c, G->stats(GP_F64, d, 0, GP_STATS_ORDER, &s) == GP_OK && s.count == 0 &&
@@ -944,12 +946,12 @@ static void test_api(void)
     CHECK(&c, G->stats(GP_I64, d, 0, 0, &s) == GP_OK && s.count == 0 && s.has_isum == 1 &&
               s.isum.lo == 0 && s.isum.hi == 0 && s.sum == 0.0,
           "integer stats of n = 0 not the empty record with has_isum");
-    CHECK(&c, G->sort_keys(8, d, 0) == GP_OK && G->sort_keys(8, d, 1) == GP_OK, "sort n <= 1");
+    CHECK(&c, G->sort(8, d, NULL, 0, 0) == GP_OK && G->sort(8, d, NULL, 1, 1) == GP_OK, "sort n <= 1");
     CHECK(&c, G->sort_values((gp_dtype)99, d, 2) == GP_EINVAL, "sort_values bad dtype accepted");
     CHECK(&c, G->sort_values(GP_F32, d, -1) == GP_EINVAL, "sort_values n < 0 accepted");
     CHECK(&c, G->sort_values(GP_F32, NULL, 2) == GP_EINVAL, "sort_values NULL buf accepted");
     CHECK(&c, G->sort_values(GP_F64, d, 0) == GP_OK, "sort_values n = 0");
-    CHECK(&c, G->merge_split_keys(8, NULL, 0, NULL, 0, 0, 1, NULL, &nout) == GP_OK && nout == 0,
+    CHECK(&c, G->merge_split(8, NULL, NULL, 0, NULL, NULL, 0, 0, 1, 0, NULL, NULL, &nout) == GP_OK && nout == 0,
           "merge of nothing");
     char why[256];
     CHECK(&c, gp_backend_cuda(gp_cuda_device_count(), why, sizeof why) == NULL && why[0] != '\0',

@@ -9,7 +9,7 @@
  *     descents exactly, sum and sum of squares to 1e-12 of sum |x| (summation order differs);
  *     integer data: the exact 128-bit sum (isum) and sum = isum rounded, bitwise, also
  *     against an exact sum computed here in 32-bit halves;
- *   - after to_keys, sort_keys (in the shard buffer of an exchange made with
+ *   - after to_keys, sort (keys only, in the shard buffer of an exchange made with
  *     gp_exchange_create and --transport), gp_exchange_run and from_keys, rank r must hold
  *     slots [r*m, r*m + n_r) of the serially sorted array, bit for bit (gathered on rank 0);
  *   - shards of unequal sizes (everything on the low ranks) give the same result;
@@ -250,12 +250,12 @@ static void run_case(const gp_backend *be, gp_dtype t, int64_t n, int dist, int 
     /* sort + rank exchange */
     int width = (int)sz;
     int64_t nk = cnt;
-    check(be->to_keys(t, dev, cnt) == 0, "to_keys", dn, n, dsn);
-    check(be->sort_keys(width, dev, cnt) == 0, "sort_keys", dn, n, dsn);
+    check(be->to_keys(t, GP_ASCENDING, dev, cnt) == 0, "to_keys", dn, n, dsn);
+    check(be->sort(width, dev, NULL, cnt, 0) == 0, "sort", dn, n, dsn);
     gp_exchange_info xi;
     xbuf_run(&xb, &nk, 0, &xi);
     dev = xbuf_keys(&xb);
-    check(be->from_keys(t, dev, nk) == 0, "from_keys", dn, n, dsn);
+    check(be->from_keys(t, GP_ASCENDING, dev, nk) == 0, "from_keys", dn, n, dsn);
     int64_t expect = n - (int64_t)r * m;
     expect = expect < 0 ? 0 : (expect > m ? m : expect);
     int layout_ok = nk == expect, all_ok;
@@ -542,7 +542,7 @@ static void run_xcase(const gp_backend *be, int width, int mode, int kd, int lay
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     int ok = be->upload(dev, hk, (size_t)c * w) == 0 && (!pairs || be->upload(dval, hv, (size_t)c * 8) == 0);
-    ok = ok && (pairs ? be->sort_pairs(width, dev, dval, c, stable) : be->sort_keys(width, dev, c)) == 0;
+    ok = ok && be->sort(width, dev, pairs ? dval : NULL, c, stable) == 0;
     ok = ok && be->download(hk, dev, (size_t)c * w) == 0 && (!pairs || be->download(hv, dval, (size_t)c * 8) == 0);
     check(ok, "upload / local sort / download", what, n, dsn);
     be->free(dev);
@@ -759,7 +759,7 @@ static void run_bytes_case(const gp_backend *be, int tr, int dist, int unequal)
     xbuf_open(&xb, be, tr, 4, 0, m);
     gp_exchange_info xi;
     int64_t nk = cnt;
-    if (be->upload(xbuf_keys(&xb), h, (size_t)cnt * 4) || be->sort_keys(4, xbuf_keys(&xb), cnt))
+    if (be->upload(xbuf_keys(&xb), h, (size_t)cnt * 4) || be->sort(4, xbuf_keys(&xb), NULL, cnt, 0))
         check(0, "upload / sort", "bytes", n, by_names[dist]);
     xbuf_run(&xb, &nk, 0, &xi);
     const int64_t whole0 = xi.stages > 0 && xi.step_transport[0] ? cnt * 4 : 0;

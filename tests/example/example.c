@@ -69,10 +69,10 @@ int main(int argc, char **argv)
 
     /* global sort: order keys, bitonic sort of the shard, merge exchange over the ranks */
     int64_t nk = cnt;
-    if (be->to_keys(GP_F64, dev, cnt) || be->sort_keys(8, dev, cnt)) die("local sort", be);
+    if (be->to_keys(GP_F64, GP_ASCENDING, dev, cnt) || be->sort(8, dev, NULL, cnt, 0)) die("local sort", be);
     gp_exchange_run(x, &nk, 0, NULL);
     dev = gp_exchange_keys(x); /* the result may be in the other buffer */
-    if (be->from_keys(GP_F64, dev, nk)) die("from keys", be);
+    if (be->from_keys(GP_F64, GP_ASCENDING, dev, nk)) die("from keys", be);
     if (be->download(host, dev, (size_t)nk * sizeof(double))) die("download", be);
 
     /* checks: each shard ascending, shard boundaries in order, nothing lost */
