@@ -28,6 +28,7 @@
 #include "cpu_sort.h"
 #include "cpu_merge.h"
 #include "gp_keys_ext.h"
+#include "gp_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -465,6 +466,84 @@ int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, 
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
                        int64_t *nout)
 {
+    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
+                                 m, keep_upper, stable, out_keys, out_vals, nout);
+}
+
+/* Failures of the wrappers below, recorded like those of the other twins (cpu_backend.c). */
+#define SORT_FAIL(code, ...) gp_cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
+
+/* ---- descending keys -------------------------------------------------------------------- */
+
+/* Descending key of an ascending key: see gp_ext.h. */
+uint64_t gp_key_desc(gp_dtype t, uint64_t key)
+{
+    switch (t) {
+    case GP_F32: return gp_desc_key32((uint32_t)key, 1);
+    case GP_I32: case GP_U32: return gp_desc_key32((uint32_t)key, 0);
+    case GP_F64: return gp_desc_key64(key, 1);
+    case GP_I64: case GP_U64: return gp_desc_key64(key, 0);
+    default: return key;
+    }
+}
+
+/* The inverse of gp_key_desc (the same involution). */
+uint64_t gp_key_undesc(gp_dtype t, uint64_t key) { return gp_key_desc(t, key); }
+
+/* Maps buf[0, n) (type t, host memory) in place to descending keys — the CPU twin of
+ * gp_backend.to_keys_desc: gp_key_desc(t, gp_key_of(t, element)) per element, stored as
+ * uint32 (4-byte t) or uint64 (8-byte t). Returns GP_OK or GP_EINVAL (bad t, n < 0, NULL
+ * buf with n > 0). */
+int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n)
+{
+    return gp_cpu_keys_as(__func__, t, 1, 0, buf, n);
+}
+
+/* Maps n descending keys in buf (uint32 for 4-byte t, uint64 for 8-byte t; host memory) in
+ * place back to elements of type t — the CPU twin of gp_backend.from_keys_desc, the inverse
+ * of gp_cpu_to_keys_desc (the NaN key becomes the default quiet NaN). Returns GP_OK or
+ * GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
+int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
+{
+    return gp_cpu_keys_as(__func__, t, 1, 1, buf, n);
+}
+
+/* ---- key + value sort ------------------------------------------------------------------- */
+
+/* Sorts n (key, value) pairs ascending in place — the CPU twin of gp_backend.sort_pairs.
+ *
+ * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys, vals: n uint64_t values (host
+ * memory, not overlapping; NULL only when n == 0). stable != 0: ascending (key, value),
+ * the unique lexicographic order; stable == 0: ascending key, pairs of equal keys in their
+ * input order (this twin's deterministic choice; the CUDA backend's differs).
+ * Algorithm: gp_cpu_sort (cpu_sort.c: LSD radix sort, 11-bit digits; digits on which all
+ * pairs agree skipped, and the value's digits when the values already ascend, as input
+ * positions do), an n-pair scratch buffer. Returns GP_OK, GP_EINVAL (width not 4/8,
+ * n < 0, NULL pointers with n > 0, keys overlapping vals) or GP_ENOMEM. */
+int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    if (n > 0 && !vals) return SORT_FAIL(GP_EINVAL, "vals is NULL with n = %lld", (long long)n);
+    return gp_cpu_sort_as(__func__, width, keys, vals, n, stable);
+}
+
+/* Merge-split of two ascending (key, value) arrays — the CPU twin of
+ * gp_backend.merge_split_pairs (meaning: gp_ext.h).
+ *
+ * width: 4 or 8 (key bytes); lo_keys / lo_vals: nlo pairs, hi_keys / hi_vals: nhi pairs,
+ * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
+ * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
+ * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
+ * one). gp_cpu_merge_split (cpu_sort.c): a branch-free forward merge of four segments
+ * cut at merge-path splits (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted inputs give an
+ * unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width, negative counts,
+ * nlo > m or nhi > m, NULL pointers where pairs are read or written, overlap). */
+int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
+                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                             int64_t nhi, int64_t m, int keep_upper, int stable,
+                             void *out_keys, uint64_t *out_vals, int64_t *nout)
+{
+    if (!lo_vals && !hi_vals && !out_vals && (nlo > 0 || nhi > 0))
+        return SORT_FAIL(GP_EINVAL, "the value arrays are NULL with a nonzero count");
     return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
                                  m, keep_upper, stable, out_keys, out_vals, nout);
 }

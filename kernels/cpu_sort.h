@@ -1,6 +1,6 @@
 /* cpu_sort.h — the CPU backend's radix sort, the checked entries behind its one sort,
  * merge-split and key map (gp_kernels.h), and its large allocations. Internal to kernels/
- * (cpu_backend.c, cpu_ext.c, cpu_sort.c).
+ * (cpu_backend.c, cpu_exact_sum.c, cpu_sort.c).
  *
  * Threading: like the rest of the CPU backend, one calling thread per process.
  */

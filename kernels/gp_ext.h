@@ -1,54 +1,9 @@
-/* gp_ext.h — descending order keys, key + value sorts and merges, and exact, reproducible
- * sums (a Kulisch accumulator). The table entries are in struct gp_backend (gp_kernels.h:
- * to_keys / from_keys with GP_DESCENDING, sort and merge_split with values, exact_sum);
- * this header documents those forms in full and declares the host functions of the
- * accumulator and of descending single keys (kernels/cpu_ext.c).
+/* exact_sum.h — exact, reproducible sums: the backend table's exact_sum entry in full and
+ * the host functions of its Kulisch accumulator (kernels/cpu_exact_sum.c).
  *
- * Conventions are those of gp_kernels.h: counts in elements (int64_t), return GP_OK or a
+ * Conventions are those of kernels.h: counts in elements (int64_t), return GP_OK or a
  * GP_E* code with the backend's last_error() set, "device pointer" = memory from the same
  * backend's alloc().
- *
- * ---- the table entries -----------------------------------------------------------------
- *
- * to_keys(t, GP_DESCENDING, buf, n) / from_keys(t, GP_DESCENDING, buf, n)
- *   In-place map of n elements of type t (device pointer) to descending-order keys (uint32
- *   for 4-byte t, uint64 for 8-byte t) and back. desc key = gp_key_desc(t, gp_key_of(t, e)):
- *   every bit of the ascending key flipped, except that the NaN key of f32/f64 (all ones)
- *   stays all ones. Sorting these keys ascending (sort, with or without values) gives descending
- *   values with every NaN last (numpy's convention for both orders); among the non-NaN
- *   elements it is exactly the reverse of the ascending order, so +0.0 comes before -0.0.
- *   from_keys of GP_DESCENDING inverts it; a NaN comes back as the default quiet NaN
- *   (0x7FC00000 / 0x7FF8000000000000), as in ascending order. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
- *   n > 0), GP_EDEVICE.
- *
- * sort(width, keys, vals, n, stable) with vals != NULL (vals == NULL: keys only, gp_kernels.h)
- *   keys: n unsigned keys of `width` bytes (4: uint32, 8: uint64), vals: n uint64 values,
- *   both device pointers (not overlapping). Sorts ascending in place, each value moving with
- *   its key. stable != 0: ascending (key, value) lexicographically: with value = the global
- *   input position this is a stable sort, and the result is unique. stable == 0: ascending
- *   key; the relative order of the values of equal keys is a deterministic function of the
- *   input (the same on every run), but not specified and not the same on both backends
- *   (CPU: input order; CUDA: whatever the bitonic network does). Nothing at or past n is
- *   read or written. Errors: GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0, keys
- *   overlapping vals), GP_ENOMEM, GP_EDEVICE.
- *   CPU: LSD radix sort (11-bit digits, over the value's digits first when stable, then
- *   the key's; constant digits skipped). CUDA: Batcher's bitonic network in the mirror form
- *   of the keys-only sort (tile sort in shared memory with (max key, max value) padding, one launch
- *   per global step of stride >= tile, in-tile finish), comparing (key, value) when stable.
- *
- * merge_split(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m, keep_upper, stable,
- *             out_keys, out_vals, nout) with values (any of the three value pointers
- *             non-NULL; all NULL: keys only, gp_kernels.h)
- *   The keys-only merge-split with a uint64 value carried by every key. Inputs are
- *   ascending by key (stable == 0) or by (key, value) (stable != 0). The merged sequence
- *   orders by key with ties lo before hi (stable == 0), or by (key, value) with exact
- *   (key, value) ties lo before hi (stable != 0). keep_upper == 0 writes merged[0, c),
- *   c = min(m, nlo + nhi), keep_upper != 0 writes merged[m, nlo + nhi), c = max(0,
- *   nlo + nhi - m), to out_keys[0, c) / out_vals[0, c) (device pointers, m entries each,
- *   not overlapping an input); *nout (host) = c; nothing past c is written. Requires
- *   0 <= nlo, nhi <= m. Errors: GP_EINVAL (width, counts, NULL pointers, overlap),
- *   GP_EDEVICE. CPU: a branch-free forward two-finger merge from the merge-path split of
- *   its first output; CUDA: merge path (Green, Odeh and Birk, "GPU Merge Path", 2012).
  *
  * exact_sum(t, y, n, what, acc)
  *   Adds terms of y[0, n) (type t, device pointer) exactly into *acc (HOST memory, a
@@ -77,8 +32,8 @@
  * bytewise. The counts nan, pinf, ninf are plain int64 counters. MPI can move the struct as
  * bytes (all int64) and combine with gp_superacc_add (associative and commutative, exact).
  */
-#ifndef GP_EXT_H
-#define GP_EXT_H
+#ifndef GP_EXACT_SUM_H
+#define GP_EXACT_SUM_H
 
 #include "gp_kernels.h"
 
@@ -124,19 +79,13 @@ double gp_superacc_to_double(const gp_superacc *acc);
 /* -1, 0 or +1: the sign of the accumulator's finite part (limbs only). */
 int gp_superacc_sign(const gp_superacc *acc);
 
-/* Descending key of the ascending key `key` of an element of type t (4-byte keys in the low
- * 32 bits, upper bits ignored; result zero-extended): ~key in the key's width, except that
- * the NaN key of GP_F32 / GP_F64 (all ones) stays. Invalid t: returns key unchanged. */
-uint64_t gp_key_desc(gp_dtype t, uint64_t key);
-/* Inverse of gp_key_desc on the keys that occur (it is the same map: an involution). */
-uint64_t gp_key_undesc(gp_dtype t, uint64_t key);
 
-/* The one-line message of the last failure of a CPU twin of cpu_ext.c (gp_cpu_to_keys_desc,
+/* The one-line message of the last failure of a CPU twin (gp_cpu_to_keys_desc,
  * gp_cpu_from_keys_desc, gp_cpu_sort_pairs, gp_cpu_merge_split_pairs, gp_cpu_exact_sum);
- * "" when none. (The CPU table's last_error() shows cpu_backend.c's own buffer.) */
-const char *gp_cpu_ext_last_error(void);
+ * "" when none. */
+const char *gp_cpu_last_error(void);
 
 #ifdef __cplusplus
 }
 #endif
-#endif /* GP_EXT_H */
+#endif /* GP_EXACT_SUM_H */

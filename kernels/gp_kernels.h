@@ -72,6 +72,12 @@ void gp_key_to_elem(gp_dtype t, uint64_t key, void *elem);
 /* The element at elem (gp_dtype_size(t) bytes, any alignment) converted to double as
  * (double)value: exact for f32/f64/i32/u32, NaN kept; NaN for an invalid t. */
 double gp_elem_to_double(gp_dtype t, const void *elem);
+/* Descending key of the ascending key `key` of an element of type t (4-byte keys in the low
+ * 32 bits, upper bits ignored; result zero-extended): ~key in the key's width, except that
+ * the NaN key of GP_F32 / GP_F64 (all ones) stays. Invalid t: returns key unchanged. */
+uint64_t gp_key_desc(gp_dtype t, uint64_t key);
+/* Inverse of gp_key_desc on the keys that occur (it is the same map: an involution). */
+uint64_t gp_key_undesc(gp_dtype t, uint64_t key);
 /* The element whose key is `key`, converted to double (gp_elem_to_double of it). */
 double gp_key_to_double(gp_dtype t, uint64_t key);
 /* Host and device inline helpers (compiled for both when the header is read by nvcc). */
@@ -231,8 +237,51 @@ typedef enum gp_order {
     GP_DESCENDING = 1  /* largest first, NaNs last, +0.0 before -0.0 */
 } gp_order;
 
-/* The exact (Kulisch) accumulator of exact_sum below; defined in gp_ext.h. */
+/* The exact (Kulisch) accumulator of exact_sum below; defined in gp_ext.h (exact sums). */
 struct gp_superacc;
+
+/* ---- descending order and values in the sort and the merge-split, in full -------------
+ *
+ * to_keys(t, GP_DESCENDING, buf, n) / from_keys(t, GP_DESCENDING, buf, n)
+ *   In-place map of n elements of type t (device pointer) to descending-order keys (uint32
+ *   for 4-byte t, uint64 for 8-byte t) and back. desc key = gp_key_desc(t, gp_key_of(t, e)):
+ *   every bit of the ascending key flipped, except that the NaN key of f32/f64 (all ones)
+ *   stays all ones. Sorting these keys ascending (sort, with or without values) gives descending
+ *   values with every NaN last (numpy's convention for both orders); among the non-NaN
+ *   elements it is exactly the reverse of the ascending order, so +0.0 comes before -0.0.
+ *   from_keys of GP_DESCENDING inverts it; a NaN comes back as the default quiet NaN
+ *   (0x7FC00000 / 0x7FF8000000000000), as in ascending order. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
+ *   n > 0), GP_EDEVICE.
+ *
+ * sort(width, keys, vals, n, stable) with vals != NULL (vals == NULL: keys only, gp_kernels.h)
+ *   keys: n unsigned keys of `width` bytes (4: uint32, 8: uint64), vals: n uint64 values,
+ *   both device pointers (not overlapping). Sorts ascending in place, each value moving with
+ *   its key. stable != 0: ascending (key, value) lexicographically: with value = the global
+ *   input position this is a stable sort, and the result is unique. stable == 0: ascending
+ *   key; the relative order of the values of equal keys is a deterministic function of the
+ *   input (the same on every run), but not specified and not the same on both backends
+ *   (CPU: input order; CUDA: whatever the bitonic network does). Nothing at or past n is
+ *   read or written. Errors: GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0, keys
+ *   overlapping vals), GP_ENOMEM, GP_EDEVICE.
+ *   CPU: LSD radix sort (11-bit digits, over the value's digits first when stable, then
+ *   the key's; constant digits skipped). CUDA: Batcher's bitonic network in the mirror form
+ *   of the keys-only sort (tile sort in shared memory with (max key, max value) padding, one launch
+ *   per global step of stride >= tile, in-tile finish), comparing (key, value) when stable.
+ *
+ * merge_split(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m, keep_upper, stable,
+ *             out_keys, out_vals, nout) with values (any of the three value pointers
+ *             non-NULL; all NULL: keys only, gp_kernels.h)
+ *   The keys-only merge-split with a uint64 value carried by every key. Inputs are
+ *   ascending by key (stable == 0) or by (key, value) (stable != 0). The merged sequence
+ *   orders by key with ties lo before hi (stable == 0), or by (key, value) with exact
+ *   (key, value) ties lo before hi (stable != 0). keep_upper == 0 writes merged[0, c),
+ *   c = min(m, nlo + nhi), keep_upper != 0 writes merged[m, nlo + nhi), c = max(0,
+ *   nlo + nhi - m), to out_keys[0, c) / out_vals[0, c) (device pointers, m entries each,
+ *   not overlapping an input); *nout (host) = c; nothing past c is written. Requires
+ *   0 <= nlo, nhi <= m. Errors: GP_EINVAL (width, counts, NULL pointers, overlap),
+ *   GP_EDEVICE. CPU: a branch-free forward two-finger merge from the merge-path split of
+ *   its first output; CUDA: merge path (Green, Odeh and Birk, "GPU Merge Path", 2012).
+ */
 
 /* ---- the backend table --------------------------------------------------------------- */
 /* One table of function pointers is all the host code sees. The CPU backend (the CPU
@@ -278,7 +327,7 @@ typedef struct gp_backend {
      * the order `order`: GP_ASCENDING, the keys of gp_key_of; GP_DESCENDING, those keys
      * with every bit flipped except the NaN key of a float type (all ones), which stays, so
      * that ascending order of the keys is descending value order with NaNs last (numpy's
-     * convention) and +0.0 before -0.0 (gp_ext.h). Keys are u32 for 4-byte t, u64 for
+     * convention) and +0.0 before -0.0 (the block above the table). Keys are u32 for 4-byte t, u64 for
      * 8-byte t; from_keys inverts to_keys of the same order (NaN keys come back as the
      * default quiet NaN). Errors: GP_EINVAL (bad t, order not GP_ASCENDING /
      * GP_DESCENDING, n < 0, NULL buf with n > 0), GP_EDEVICE. CUDA: one grid-stride
@@ -296,7 +345,7 @@ typedef struct gp_backend {
      *     order of equal keys' values being a deterministic function of the input
      *     (backend-specific). keys and vals must not overlap.
      * Multi-block bitonic sort (the chapter's Programs 6.17-6.19) on the GPU, any n
-     * (gp_ext.h describes the pairs paths); radix sort on the CPU. n <= 1: nothing.
+     * (the block above the table describes the pairs paths); radix sort on the CPU. n <= 1: nothing.
      * Errors: GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0, keys overlapping
      * vals; CUDA: n needing more sort tiles than the grid's x limit), GP_ENOMEM (CPU
      * scratch), GP_EDEVICE. */
@@ -491,7 +540,7 @@ int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, 
                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
                        int64_t *nout);
-/* The twins of kernels/cpu_ext.c (descending keys, pairs, exact sums; gp_ext.h). */
+/* Descending keys and pairs (kernels/cpu_sort.c), exact sums (kernels/cpu_exact_sum.c). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable);

@@ -1,4 +1,4 @@
-/* gp_keys_ext.h — host/device inline helpers of the issue 7 kernels (one copy for every
+/* gp_keys_ext.h — host/device inline helpers of the order keys and exact sums (one copy for every
  * backend, like the key maps in gp_kernels.h): descending order keys and the split of one
  * term of an exact sum into the digits of the Kulisch accumulator (gp_ext.h).
  *

@@ -1,6 +1,6 @@
 /* gp_merge_path.h — the merge-path search (Green, Odeh and Birk, "GPU Merge Path", 2012): the
  * one definition behind every place that splits the merge of two sorted runs:
- *   - the CPU merge-splits (kernels/cpu_backend.c, cpu_ext.c), which start their forward
+ *   - the CPU merge-splits (kernels/cpu_sort.c), which start their forward
  *     merge at the split of their first output;
  *   - the GPU merge kernel (keys only or with values), each thread's start (kernels/cuda_sort.cu);
  *   - the backends' merge_path entry (both backends), which the rank exchange calls on its

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Bad input end to end: gpuprim_mpi on h5py-written files it must refuse, or read although
-they are unusual (issue #5).
+they are unusual.
 
 usage: e2e_badinput.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR [--nps 1,3]
                        [--backend cpu|cuda] [--limit SECONDS]

@@ -1257,7 +1257,7 @@ static void test_invalid_and_table(void)
     CHECK(b->stats == gp_cpu_stats && b->trap_x == gp_cpu_trap_x && b->trap_fn == gp_cpu_trap_fn &&
               b->sort_values == gp_cpu_sort_values,
           "kernel entries are not the gp_cpu_* twins");
-    /* to_keys, from_keys, sort and merge_split dispatch to the twins (test_cpu_ext checks
+    /* to_keys, from_keys, sort and merge_split dispatch to the twins (test_cpu_pairs_sums checks
      * that they give the twins' results) */
     CHECK(b->to_keys && b->from_keys && b->sort && b->merge_split, "a sort entry is NULL");
     CHECK(b->alloc && b->free && b->host_alloc && b->host_free && b->upload && b->download &&

@@ -1,4 +1,4 @@
-/* test_cpu_ext.c — checks the issue 7 CPU twins of kernels/cpu_ext.c (descending keys,
+/* test_cpu_pairs_sums.c — checks the CPU twins of descending keys, the key + value sort and exact sums (kernels/cpu_sort.c, cpu_exact_sum.c): descending keys,
  * sort_pairs, merge_split_pairs, exact_sum and the gp_superacc host functions) against
  * brute-force references written independently here:
  *   - descending order: qsort with a comparator written from numpy's rule (NaN last, values
@@ -226,7 +226,7 @@ static void test_desc_keys(void)
     CHECK(gp_cpu_to_keys_desc((gp_dtype)GP_NDTYPES, NULL, 0) == GP_EINVAL, "bad dtype accepted");
     CHECK(gp_cpu_from_keys_desc(GP_F32, NULL, 1) == GP_EINVAL, "NULL buf accepted");
     CHECK(gp_cpu_to_keys_desc(GP_F32, NULL, -1) == GP_EINVAL, "n < 0 accepted");
-    CHECK(gp_cpu_ext_last_error()[0] != '\0', "no error message");
+    CHECK(gp_cpu_last_error()[0] != '\0', "no error message");
 }
 
 /* ---- sort_pairs ---------------------------------------------------------------------------- */
@@ -292,7 +292,7 @@ static void check_sort_pairs(int w, int dist, int64_t n, int vmode)
         memset((unsigned char *)k + (size_t)n * w, 0xA5, 64);
         memset((unsigned char *)v + (size_t)n * 8, 0xA5, 64);
         CHECK(gp_cpu_sort_pairs(w, k, v, n, stable) == GP_OK, "sort_pairs(stable=%d): %s", stable,
-              gp_cpu_ext_last_error());
+              gp_cpu_last_error());
         /* stable: the (key, value) order; not stable: this twin keeps input order of equal
          * keys (also implies: keys sorted and the multiset of pairs kept) */
         qsort(r, (size_t)n, sizeof(rec), stable ? cmp_rec_kv : cmp_rec_kpos);
@@ -417,7 +417,7 @@ static void check_merge(int w, int stable, int64_t nlo, int64_t nhi, int64_t m, 
         int64_t nout = -7;
         CHECK(gp_cpu_merge_split_pairs(w, lk, lv, nlo, hk, hv, nhi, m, up, stable, ok, ov,
                                        &nout) == GP_OK,
-              "failed: %s", gp_cpu_ext_last_error());
+              "failed: %s", gp_cpu_last_error());
         const int64_t r0 = up ? m : 0, r1 = up ? total : (total < m ? total : m);
         const int64_t c = r1 > r0 ? r1 - r0 : 0;
         CHECK(nout == c, "keep_upper=%d nout %lld != %lld", up, (long long)nout, (long long)c);
@@ -645,7 +645,7 @@ static void check_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
     for (int64_t i = 0; i < n; i++) cnt[ref_term(t, y, i, what == GP_SA_SQUARES, &S)]++;
     gp_superacc a;
     gp_superacc_zero(&a);
-    CHECK(gp_cpu_exact_sum(t, y, n, what, &a) == GP_OK, "failed: %s", gp_cpu_ext_last_error());
+    CHECK(gp_cpu_exact_sum(t, y, n, what, &a) == GP_OK, "failed: %s", gp_cpu_last_error());
     CHECK(acc_equals_big(&a, &S), "limbs differ from the reference big integer");
     CHECK(a.nan == cnt[1] && a.pinf == cnt[2] && a.ninf == cnt[3],
           "counts nan %lld pinf %lld ninf %lld, want %lld %lld %lld", (long long)a.nan,
@@ -1075,7 +1075,7 @@ int main(void)
     const char *se = getenv("GPUPRIM_TEST_SEED");
     if (se && *se) seed = strtoull(se, NULL, 0);
     g_rng = seed;
-    printf("test_cpu_ext: seed %" PRIu64 " (GPUPRIM_TEST_SEED)\n", seed);
+    printf("test_cpu_pairs_sums: seed %" PRIu64 " (GPUPRIM_TEST_SEED)\n", seed);
     const double t0 = now_s();
     test_table();
     test_desc_keys();

@@ -1,7 +1,7 @@
-/* test_gpu_ext.c — the issue 7 entries of the CUDA backend against their CPU twins
- * (kernels/cpu_ext.c), bit for bit.
+/* test_gpu_pairs_sums.c — the descending-key, key + value and exact-sum entries of the CUDA backend against their CPU twins
+ * (kernels/cpu_sort.c, cpu_exact_sum.c), bit for bit.
  *
- * Usage: test_gpu_ext [--quick | --tiny] [--section all|cases|merge]
+ * Usage: test_gpu_pairs_sums [--quick | --tiny] [--section all|cases|merge]
  *   --quick: sizes up to 65537 only; --tiny: every code path on the least data, for the slow
  *   compute-sanitizer tools (sizes 1, 33, 1025, 4097; distributions uniform, fewunique,
  *   special; merges of at most 4097 elements); --section runs only the per-dtype cases
@@ -461,7 +461,7 @@ static void merge_case(int width, int stable, int64_t nlo, int64_t nhi, int64_t 
         dov = dev_upload(&c, NULL, m, 8);
         if (!dok || !dov) goto done;
         if (gp_cpu_merge_split_pairs(width, lk, lv, nlo, hk, hv, nhi, m, up, stable, wk, wv, &nw) != GP_OK) {
-            failf(&c, "twin failed: %s", gp_cpu_ext_last_error());
+            failf(&c, "twin failed: %s", gp_cpu_last_error());
             goto done;
         }
         GPU_OK(&c, G->merge_split(width, dlk, (const uint64_t *)dlv, nlo, dhk,
@@ -500,7 +500,7 @@ static void merge_case(int width, int stable, int64_t nlo, int64_t nhi, int64_t 
         int64_t want = -1, got = -2;
         if (t < 0 || t > nlo + nhi) continue;
         if (gp_cpu_merge_path(width, lk, lv, nlo, hk, hv, nhi, t, stable, &want) != GP_OK) {
-            failf(&c, "twin merge_path failed: %s", gp_cpu_ext_last_error());
+            failf(&c, "twin merge_path failed: %s", gp_cpu_last_error());
             break;
         }
         GPU_OK(&c, G->merge_path(width, dlk, stable ? (const uint64_t *)dlv : NULL, nlo, dhk,
@@ -685,7 +685,7 @@ int main(int argc, char **argv)
     const char *se = getenv("GPUPRIM_TEST_SEED");
     if (se && *se) seed = strtoull(se, NULL, 0);
     g_rng = seed;
-    printf("test_gpu_ext: device 0 of %d: %s (%s); seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", ndev,
+    printf("test_gpu_pairs_sums: device 0 of %d: %s (%s); seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", ndev,
            name, busid, seed, tiny ? "; --tiny" : quick ? "; --quick" : "");
     fflush(stdout);
 
