@@ -7,7 +7,8 @@
  *   gpuprim_cpu_bench [N [REPS]]     (default N = 2^27, REPS = 3)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
+#include "cpu_twins.h"
 
 #include <stdint.h>
 #include <stdio.h>

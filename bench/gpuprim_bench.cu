@@ -34,8 +34,9 @@
  * command line; 3 incomplete (soft time limit or device memory) without failures; 77 no
  * CUDA device visible ("SKIP: ..." on stdout); 124 hard time limit.
  */
-#include "gp_ext.h"
-#include "gp_kernels.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
+#include "gpuprim/kernels.h"
 #include "seed_baselines.cuh"
 
 #include <cub/device/device_merge_sort.cuh>
@@ -316,7 +317,7 @@ __host__ __device__ __forceinline__ unsigned long long mix64(unsigned long long 
     return z ^ (z >> 31);
 }
 
-/* Raw bits, gpuprim's order key (gp_kernels.h: floats: NaN -> all ones, negative -> ~bits,
+/* Raw bits, gpuprim's order key (gpuprim/kernels.h: floats: NaN -> all ones, negative -> ~bits,
  * else bits | sign; unsigned: identity), NaN and -0.0 tests, written here independently. */
 template <class T> struct Elem;
 template <> struct Elem<float> {
@@ -1421,7 +1422,7 @@ template <class T> void bench_sort(long long n)
         });
     }
 
-    /* keys + 64-bit index payload: ours (gp_ext.h sort_pairs on the keys, values = input
+    /* keys + 64-bit index payload: ours (gpuprim/exact_sum.h sort_pairs on the keys, values = input
        positions), stable ((key, index) order: what CUB's radix sort gives) and not stable */
     for (int stable = 1; stable >= 0; stable--) {
         run_row(make_row("sort_pairs", tn, n,

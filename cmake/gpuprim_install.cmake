@@ -1,7 +1,7 @@
 # gpuprim_install.cmake — `cmake --install BUILD [--prefix P]` installs:
 #   bin/gpuprim_mpi, bin/gpuprim_gen
 #   lib/libgpuprim.a
-#   include/gpuprim/{gpuprim.h, gp_kernels.h, gp_ext.h, gp_keys_ext.h, exchange.h, h5io.h, gp_iodriver.h, gp_error.h}   (#include <gpuprim/gpuprim.h>)
+#   include/gpuprim/{error.h, exact_sum.h, exchange.h, gpuprim.h, h5io.h, iodriver.h, kernels.h}   (#include <gpuprim/gpuprim.h>)
 #   lib/cmake/gpuprim/gpuprimConfig.cmake (+ Version, Targets): find_package(gpuprim) gives
 #       the imported target gpuprim::gpuprim with its MPI, HDF5, threads (and, in a CUDA
 #       build, CUDA::cudart_static) usage requirements found again through find_dependency
@@ -15,14 +15,13 @@ set(GPUPRIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpuprim)
 install(TARGETS gpuprim EXPORT gpuprimTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS gpuprim_mpi gpuprim_gen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES
-          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gpuprim.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gp_kernels.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gp_ext.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gp_keys_ext.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/src/exchange.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/io/h5io.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/io/gp_iodriver.h
-          ${CMAKE_CURRENT_SOURCE_DIR}/io/gp_error.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/error.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/exact_sum.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/exchange.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/gpuprim.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/h5io.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/iodriver.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/kernels.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuprim)
 install(EXPORT gpuprimTargets NAMESPACE gpuprim:: DESTINATION ${GPUPRIM_CMAKE_DIR})
 
@@ -127,9 +126,9 @@ set(GPUPRIM_PC_PREFIX "\${pcfiledir}${_rel}")
 configure_file(${CMAKE_CURRENT_LIST_DIR}/gpuprim.pc.in ${CMAKE_CURRENT_BINARY_DIR}/gpuprim.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/gpuprim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# kernels/gpuprim.h carries the version as macros: keep them in step with project()
-file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/kernels/gpuprim.h _gp_vlines REGEX "#define GPUPRIM_VERSION_(MAJOR|MINOR|PATCH) ")
+# include/gpuprim/gpuprim.h carries the version as macros: keep them in step with project()
+file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/gpuprim.h _gp_vlines REGEX "#define GPUPRIM_VERSION_(MAJOR|MINOR|PATCH) ")
 string(REGEX REPLACE ".*MAJOR ([0-9]+).*MINOR ([0-9]+).*PATCH ([0-9]+).*" "\\1.\\2.\\3" _gp_hver "${_gp_vlines}")
 if(NOT _gp_hver VERSION_EQUAL PROJECT_VERSION)
-  message(FATAL_ERROR "kernels/gpuprim.h says version ${_gp_hver}, project() says ${PROJECT_VERSION}")
+  message(FATAL_ERROR "include/gpuprim/gpuprim.h says version ${_gp_hver}, project() says ${PROJECT_VERSION}")
 endif()

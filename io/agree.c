@@ -1,5 +1,5 @@
-/* agree.c — the failure kinds' names and the ranks' agreement on an outcome (gp_error.h). */
-#include "gp_error.h"
+/* agree.c — the failure kinds' names and the ranks' agreement on an outcome (gpuprim/error.h). */
+#include "gpuprim/error.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* h5io.c — HDF5 input and output for gpuprim over MPI-IO or each rank's own POSIX access
  * (see h5io.h). */
 #define _GNU_SOURCE /* fallocate(FALLOC_FL_KEEP_SIZE): reserving the output's blocks */
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 #include "gp_path.h"
 
 #include <errno.h>

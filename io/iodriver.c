@@ -1,6 +1,6 @@
-/* iodriver.c — which I/O driver moves a file's data (gp_iodriver.h: gp_io_mode): the system read
+/* iodriver.c — which I/O driver moves a file's data (gpuprim/iodriver.h: gp_io_mode): the system read
  * once into a gp_io_env, then a pure function decides. */
-#include "gp_iodriver.h"
+#include "gpuprim/iodriver.h"
 
 #include <string.h>
 #include <sys/vfs.h>

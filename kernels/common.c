@@ -1,6 +1,6 @@
 /* common.c — element types, order keys, the statistics record's combine, built-in
  * integrands. Shared by both backends and by the host code. */
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
 
 #include <math.h>
 #include <string.h>

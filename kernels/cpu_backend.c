@@ -1,7 +1,7 @@
 /* cpu_backend.c — the CPU twins of the CUDA kernels and the CPU backend table.
  *
  * Every function here has exactly the meaning documented for the matching gp_backend entry
- * in gp_kernels.h. The twins are (1) the CPU backend that runs when no GPU is used and
+ * in gpuprim/kernels.h. The twins are (1) the CPU backend that runs when no GPU is used and
  * (2) the oracle the tests compare the CUDA backend against, so they favour plain,
  * obviously correct, deterministic code: one thread, a fixed summation order, no
  * dependence on alignment, thread count or timing.
@@ -28,8 +28,9 @@
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "cpu_merge.h"
 #include "cpu_sort.h"
-#include "gp_kernels.h"
-#include "gp_merge_path.h"
+#include "gpuprim/kernels.h"
+#include "cpu_twins.h"
+#include "merge_path.h"
 #include "tuning.h"
 
 #include <errno.h>
@@ -405,7 +406,7 @@ int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t
 
 /* Maps buf[0, n) (type t, host memory) in place to its order keys — the CPU twin of
  * gp_backend.to_keys. Afterwards buf holds n uint32_t keys for 4-byte types or n uint64_t
- * keys for 8-byte types, each equal to gp_key_of(t, &element) (see gp_kernels.h: floats
+ * keys for 8-byte types, each equal to gp_key_of(t, &element) (see gpuprim/kernels.h: floats
  * flip to a sign-magnitude order with every NaN -> all ones, signed ints flip the sign
  * bit, unsigned ints are unchanged). Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL buf
  * with n > 0). */
@@ -494,7 +495,7 @@ void gp_cpu_merge_cuts(int width, const void *lo, const uint64_t *lv, int64_t nl
 }
 
 /* The merge-path split of two ascending runs — the CPU twin of gp_backend.merge_path
- * (gp_kernels.h): *split = the number of lo's elements among the first t outputs of the
+ * (gpuprim/kernels.h): *split = the number of lo's elements among the first t outputs of the
  * merge of lo (nlo keys of `width` bytes, host memory: an MPI shared-memory window does)
  * and hi (nhi), ordered by key with ties lo first, or with stable != 0 by (key, value)
  * with exact ties lo first (the values are read only then). GP_MERGE_PATH over direct
@@ -601,7 +602,7 @@ static int meminfo_available(uint64_t *v)
     return rc;
 }
 
-/* gp_backend.mem_info of the CPU backend (meaning: gp_kernels.h): host memory. */
+/* gp_backend.mem_info of the CPU backend (meaning: gpuprim/kernels.h): host memory. */
 static int cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
     if (!free_bytes || !total_bytes) return CPU_FAIL(GP_EINVAL, "NULL output pointer");

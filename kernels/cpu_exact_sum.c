@@ -1,13 +1,14 @@
 /* cpu_exact_sum.c — the CPU twin of the exact sums (gp_backend.exact_sum) and the host
- * functions of the Kulisch accumulator. gp_ext.h documents every public function; like
+ * functions of the Kulisch accumulator. gpuprim/exact_sum.h documents every public function; like
  * cpu_backend.c the code favours plain, deterministic loops (one thread, fixed order).
  *
  * Errors: the twins record a one-line message through gp_cpu_fail (cpu_backend.c), so
  * gp_backend_cpu()->last_error() and gp_cpu_last_error() both return it.
  */
 #include "cpu_sort.h"
-#include "gp_ext.h"
-#include "gp_keys_ext.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
+#include "keys.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,7 +209,7 @@ static void sa_add_range(gp_dtype t, const void *y, int64_t i0, int64_t i1, unsi
 }
 
 /* Exact sum of the values or squares of y[0, n) into *acc — the CPU twin of
- * gp_backend.exact_sum (meaning: gp_ext.h).
+ * gp_backend.exact_sum (meaning: gpuprim/exact_sum.h).
  *
  * t: element type; y: n elements (host memory; NULL only when n == 0); what: GP_SA_VALUES
  * or GP_SA_SQUARES; acc: a normalised accumulator, added to (not reset). Each term is split

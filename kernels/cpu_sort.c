@@ -1,6 +1,6 @@
 /* cpu_sort.c — the CPU backend's one sort, one merge-split and one order-key map, for keys
  * alone and for (key, value) pairs (gp_cpu_sort, gp_cpu_merge_split, gp_cpu_keys in
- * gp_kernels.h; the keys / pairs / ascending / descending twins are wrappers), and its large
+ * gpuprim/kernels.h; the keys / pairs / ascending / descending twins are wrappers), and its large
  * allocations (cpu_sort.h). Internal to kernels/.
  *
  * The sort's order. Every sort here is stable and orders a composite key of 11-bit digits:
@@ -27,8 +27,9 @@
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "cpu_sort.h"
 #include "cpu_merge.h"
-#include "gp_keys_ext.h"
-#include "gp_ext.h"
+#include "keys.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -262,7 +263,7 @@ int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stab
 
 /* ---- order keys ------------------------------------------------------------------------------ */
 
-/* The float maps and the descending flip at width w (gp_kernels.h, gp_keys_ext.h). */
+/* The float maps and the descending flip at width w (gpuprim/kernels.h, keys.h). */
 RS_INLINE uint64_t fkey(uint64_t u, int w)
 {
     return w == 4 ? gp_key_f32_bits((uint32_t)u) : gp_key_f64_bits(u);
@@ -475,7 +476,7 @@ int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, 
 
 /* ---- descending keys -------------------------------------------------------------------- */
 
-/* Descending key of an ascending key: see gp_ext.h. */
+/* Descending key of an ascending key: see gpuprim/exact_sum.h. */
 uint64_t gp_key_desc(gp_dtype t, uint64_t key)
 {
     switch (t) {
@@ -527,7 +528,7 @@ int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stab
 }
 
 /* Merge-split of two ascending (key, value) arrays — the CPU twin of
- * gp_backend.merge_split_pairs (meaning: gp_ext.h).
+ * gp_backend.merge_split_pairs (meaning: gpuprim/exact_sum.h).
  *
  * width: 4 or 8 (key bytes); lo_keys / lo_vals: nlo pairs, hi_keys / hi_vals: nhi pairs,
  * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,

@@ -1,5 +1,5 @@
 /* cpu_sort.h — the CPU backend's radix sort, the checked entries behind its one sort,
- * merge-split and key map (gp_kernels.h), and its large allocations. Internal to kernels/
+ * merge-split and key map (gpuprim/kernels.h), and its large allocations. Internal to kernels/
  * (cpu_backend.c, cpu_exact_sum.c, cpu_sort.c).
  *
  * Threading: like the rest of the CPU backend, one calling thread per process.
@@ -10,7 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
+#include "cpu_twins.h"
 
 /* From this size on, gp_cpu_big_alloc hands out 2 MiB-aligned memory advised for
  * transparent huge pages; smaller requests are plain malloc. */
@@ -33,7 +34,7 @@ void *gp_cpu_big_alloc(size_t bytes);
  * algorithm. */
 int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
 
-/* The checked entries behind gp_cpu_keys, gp_cpu_sort and gp_cpu_merge_split (gp_kernels.h)
+/* The checked entries behind gp_cpu_keys, gp_cpu_sort and gp_cpu_merge_split (gpuprim/kernels.h)
  * and their keys-only / pairs / ascending / descending wrappers: the same, with failures
  * recorded under the name `who` (the public function the caller was called as). */
 int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, void *buf,

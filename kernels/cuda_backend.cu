@@ -9,7 +9,8 @@
  * device is made current for the thread that calls gp_backend_cuda().
  */
 #include "cuda_internal.cuh"
-#include "gp_ext.h"
+#include "tuning.h"
+#include "gpuprim/exact_sum.h"
 
 #include <cudaTypedefs.h> /* PFN_cuMemGetAddressRange_v3020 (no libcuda link) */
 
@@ -284,7 +285,7 @@ static int cuda_synchronize(void)
 
 static const char *cuda_last_error(void) { return g_errbuf; }
 
-/* gp_backend.mem_info (meaning: gp_kernels.h): cudaMemGetInfo of the current device, the
+/* gp_backend.mem_info (meaning: gpuprim/kernels.h): cudaMemGetInfo of the current device, the
  * free bytes capped by the test knob GPUPRIM_DEVICE_MEM_LIMIT (gp_mem_limit_env). */
 static int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
 {
@@ -330,7 +331,7 @@ static const gp_backend g_cuda_backend = {
     cuda_synchronize,
 };
 
-/* ---- public entry points (gp_kernels.h) ----------------------------------------------- */
+/* ---- public entry points (gpuprim/kernels.h) ----------------------------------------------- */
 
 static void set_why(char *why, size_t whylen, const char *fmt, ...)
 #if defined(__GNUC__)

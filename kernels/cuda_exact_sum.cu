@@ -1,8 +1,8 @@
-/* cuda_exact_sum.cu — the CUDA backend's exact sums (gp_backend.exact_sum; gp_ext.h gives
+/* cuda_exact_sum.cu — the CUDA backend's exact sums (gp_backend.exact_sum; gpuprim/exact_sum.h gives
  * the meaning).
  *
- * Exact sums (Kulisch's exact fixed-point accumulator; gp_ext.h): every term is split into
- * three signed 32-bit digits (gp_keys_ext.h, shared with the CPU twin). Each thread keeps a
+ * Exact sums (Kulisch's exact fixed-point accumulator; gpuprim/exact_sum.h): every term is split into
+ * three signed 32-bit digits (keys.h, shared with the CPU twin). Each thread keeps a
  * window of four consecutive limbs in registers (int64); a term whose three limbs fall
  * inside the window is added there, otherwise the window is flushed into the block's
  * shared accumulator with 64-bit shared-memory atomicAdd and moved to the term. After the
@@ -20,8 +20,8 @@
  * Threading: one calling host thread per process (the static scratch buffer is not locked).
  */
 #include "cuda_internal.cuh"
-#include "gp_ext.h"
-#include "gp_keys_ext.h"
+#include "gpuprim/exact_sum.h"
+#include "keys.h"
 
 #include <string.h>
 
@@ -35,7 +35,7 @@ constexpr int SA_WORDS = GP_SA_LIMBS + 3;        /* limbs, nan, pinf, ninf */
 /* ---- exact sums: per-thread work (host and device) --------------------------------------- */
 
 /* The term of element v (VALUES or, with SQ, the square rounded in double): its class
- * (GP_SA_CLS_*) and, when finite, *mag, *pos, *neg (gp_keys_ext.h). Same as the CPU twin. */
+ * (GP_SA_CLS_*) and, when finite, *mag, *pos, *neg (keys.h). Same as the CPU twin. */
 __host__ __device__ __forceinline__ uint64_t sa_f64_bits(double x)
 {
 #ifdef __CUDA_ARCH__
@@ -225,7 +225,7 @@ int sa_run_exact_sum(const void *y, long long n, unsigned long long *g, const gp
 } // namespace
 
 /* Exact sum of the values or squares of y[0, n) into *acc — gp_backend.exact_sum on the GPU
- * (file comment; meaning: gp_ext.h).
+ * (file comment; meaning: gpuprim/exact_sum.h).
  * t: element type; y: n elements (device memory; NULL only when n == 0); what: GP_SA_VALUES
  * or GP_SA_SQUARES; acc: a normalised HOST accumulator, added to (unchanged on failure).
  * Launches: one per 2^30 elements, grid = min(resident blocks, n / 1024) blocks of 256

@@ -1,12 +1,12 @@
 /* cuda_internal.cuh — helpers shared by the CUDA backend's translation units
  * (cuda_backend.cu, cuda_reduce.cu, cuda_sort.cu, cuda_exact_sum.cu). Not part of the public contract: host
- * code sees only gp_kernels.h.
+ * code sees only gpuprim/kernels.h.
  *
  *   - the error buffer behind gp_backend.last_error() and the CUDA_CHECK / CUDA_CHECK_LAUNCH
  *     macros that fill it ("file:line: call: cudaGetErrorString") and return GP_EDEVICE;
  *   - the cached properties of the current device (used for launch sizing);
  *   - device versions of the order-key maps and of gp_mix64, identical in meaning to
- *     gp_key_of / gp_key_to_elem (common.c) and gp_mix64 (gp_kernels.h);
+ *     gp_key_of / gp_key_to_elem (common.c) and gp_mix64 (gpuprim/kernels.h);
  *   - the argument checks and launch sizing the entry points share;
  *   - the extern "C" entry points of cuda_reduce.cu, cuda_sort.cu and cuda_exact_sum.cu
  *     that the backend table in cuda_backend.cu points to.
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
 
 /* ---- error reporting ------------------------------------------------------------------ */
 
@@ -91,7 +91,7 @@ typedef struct gpc_devinfo {
 int gpc_devinfo_get(const gpc_devinfo **out);
 
 /* ---- order keys and the hash, on the device ------------------------------------------ */
-/* Same meaning as gp_key_of / gp_key_to_elem in common.c (see gp_kernels.h). Keys of
+/* Same meaning as gp_key_of / gp_key_to_elem in common.c (see gpuprim/kernels.h). Keys of
  * 4-byte types are returned zero-extended in a uint64_t by gpc_key_of. */
 
 /* Element -> key (zero-extended to 64 bits for the 4-byte types). */
@@ -168,8 +168,8 @@ template <class F> int gpc_with_dtype(gp_dtype t, F &&f)
 }
 
 /* ---- entry points (the backend table's entries) -------------------------------------- */
-/* Each has exactly the meaning of the gp_backend entry of the same name (gp_kernels.h,
- * gp_ext.h); pointers are device pointers of the CUDA backend except the host outputs
+/* Each has exactly the meaning of the gp_backend entry of the same name (gpuprim/kernels.h,
+ * gpuprim/exact_sum.h); pointers are device pointers of the CUDA backend except the host outputs
  * (stats' out, trap_x's io, trap_fn's wsum, merge_split's nout, merge_path's split,
  * exact_sum's acc); each returns after its device work has finished, GP_OK or GP_EINVAL /
  * GP_ENOMEM / GP_EDEVICE with last_error() set. */

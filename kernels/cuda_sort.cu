@@ -2,7 +2,7 @@
  *
  * Key maps: one grid-stride kernel template over the word (uint32 / uint64), the map (a
  * float's key or its inverse, or an integer's XOR with a mask) and the order (ascending:
- * gp_key_of; descending: those keys with every bit but the NaN key's flipped, gp_keys_ext.h).
+ * gp_key_of; descending: those keys with every bit but the NaN key's flipped, keys.h).
  *
  * Sorts: the engine of cuda_bitonic.cuh (Programs 6.17-6.19 in the mirror form, any n
  * without materialised padding; tile sort in shared memory, then per level above the tile
@@ -35,8 +35,8 @@
  */
 #include "cuda_bitonic.cuh"
 #include "cuda_internal.cuh"
-#include "gp_keys_ext.h"
-#include "gp_merge_path.h"
+#include "keys.h"
+#include "merge_path.h"
 
 #include <string.h>
 
@@ -53,7 +53,7 @@ constexpr int MERGE_TILE = MERGE_THREADS * MERGE_IPT; /* outputs per merge block
 
 enum MapKind { MAP_XOR, MAP_FLOAT_TO, MAP_FLOAT_FROM };
 
-/* A float's bit pattern <-> its key in the order DESC (gp_kernels.h, gp_keys_ext.h). */
+/* A float's bit pattern <-> its key in the order DESC (gpuprim/kernels.h, keys.h). */
 template <bool DESC> __device__ __forceinline__ uint32_t float_to_key(uint32_t u)
 {
     return DESC ? gp_desc_key_f32_bits(u) : gp_key_f32_bits(u);
@@ -106,7 +106,7 @@ __host__ __device__ __forceinline__ bool lo_first(K ka, uint64_t va, K kb, uint6
 
 /* Number of lo entries among the first r outputs of the merge (0 <= r <= nlo + nhi): the
  * smallest a in [max(0, r-nhi), min(r, nlo)] whose lo entry does not go before hi entry
- * r-1-a (the upper end when there is none; gp_merge_path.h). Values are read only when
+ * r-1-a (the upper end when there is none; merge_path.h). Values are read only when
  * STABLE. */
 template <typename K, typename V, bool STABLE>
 __host__ __device__ __forceinline__ long long merge_path(const K *lk, const V *lv, long long nlo,
@@ -493,7 +493,7 @@ extern "C" int gp_cuda_merge_split(int width, const void *lo_keys, const uint64_
 }
 
 /* The merge-path split of two ascending runs — gp_backend.merge_path on the GPU (meaning:
- * gp_kernels.h): one thread of one block runs merge_path (GP_MERGE_PATH with the order of
+ * gpuprim/kernels.h): one thread of one block runs merge_path (GP_MERGE_PATH with the order of
  * merge_split; stable == 0 reads no values), the answer comes back with
  * cudaMemcpyFromSymbol. A search with one candidate (an empty run, t = 0 or t = nlo + nhi)
  * is answered on the host without a launch. Returns GP_OK, GP_EINVAL (width, counts, t out of

@@ -1,6 +1,6 @@
-/* cuda_stub.c — the CUDA entry points of gp_kernels.h for a build without a CUDA compiler.
+/* cuda_stub.c — the CUDA entry points of gpuprim/kernels.h for a build without a CUDA compiler.
  * Compiled instead of the kernels/ .cu files; every query answers "no CUDA". */
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
 
 #include <stdio.h>
 

@@ -8,14 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The variables behind gp_tuning_env's fields: the one place kernels/ reads the environment. */
 void gp_tuning_env_from_process(gp_tuning_env *e)
 {
-    e->sort_smem = getenv("GPUPRIM_SORT_SMEM");
-    e->sort_graph = getenv("GPUPRIM_SORT_GRAPH");
-    e->sort_wide = getenv("GPUPRIM_SORT_WIDE");
-    e->sort_wide_from = getenv("GPUPRIM_SORT_WIDE_FROM");
-    e->stats_unroll = getenv("GPUPRIM_STATS_UNROLL");
-    e->mem_limit = getenv("GPUPRIM_DEVICE_MEM_LIMIT");
+    const struct { const char **field; const char *name; } vars[] = {
+        {&e->sort_smem, "GPUPRIM_SORT_SMEM"},         {&e->sort_graph, "GPUPRIM_SORT_GRAPH"},
+        {&e->sort_wide, "GPUPRIM_SORT_WIDE"},         {&e->sort_wide_from, "GPUPRIM_SORT_WIDE_FROM"},
+        {&e->stats_unroll, "GPUPRIM_STATS_UNROLL"},   {&e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT"},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) *vars[i].field = getenv(vars[i].name);
 }
 
 /* A positive integer knob: its value, or 0 when unset, empty, not a number or <= 0. */

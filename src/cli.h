@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "exitcode.h"
-#include "gp_iodriver.h"
-#include "gp_kernels.h"
+#include "gpuprim/iodriver.h"
+#include "gpuprim/kernels.h"
 
 typedef enum { GP_BACKEND_AUTO = 0, GP_BACKEND_CUDA, GP_BACKEND_CPU } gp_backend_choice;
 

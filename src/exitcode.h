@@ -1,5 +1,5 @@
 /* exitcode.h — the exit statuses of gpuprim_mpi and gpuprim_gen: one table (exitcode.c)
- * from the failure kinds of gp_error.h to the status and its meaning. gpuprim_mpi --help,
+ * from the failure kinds of gpuprim/error.h to the status and its meaning. gpuprim_mpi --help,
  * gpuprim_gen --help and the EXIT STATUS table of docs/gpuprim_mpi.md say what it says
  * (tests/test_count_exit.c checks the table, tests/cli_output.py the texts). */
 #ifndef GP_EXITCODE_H
@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-#include "gp_error.h"
+#include "gpuprim/error.h"
 
 /* The program's names of the failure kinds: what its functions return (0 or one of
  * these, the same on every rank); main() returns gp_exit_status() of it. */
@@ -29,7 +29,7 @@ typedef enum gp_prog { GP_PROG_MPI = 0, GP_PROG_GEN = 1 } gp_prog;
 
 /* The exit status of failure kind `kind` (0 for GP_ERR_NONE). A value that is no kind is
  * an internal error. Every kind maps to its own number: the library's MPI_Abort and
- * gpuprim_mpi's phases pass kinds on as statuses (gp_error.h). Pure. */
+ * gpuprim_mpi's phases pass kinds on as statuses (gpuprim/error.h). Pure. */
 int gp_exit_status(int kind);
 
 /* What exit status `status` means for program p, in one line without a trailing period

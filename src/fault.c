@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 
 void gp_fault_parse(const char *value, gp_fault *f)
 {

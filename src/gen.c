@@ -17,8 +17,8 @@
 #include "count.h"
 #include "exitcode.h"
 #include "fault.h"
-#include "gp_kernels.h"
-#include "h5io.h"
+#include "gpuprim/kernels.h"
+#include "gpuprim/h5io.h"
 
 typedef enum dist {
     D_UNIFORM, D_NORMAL, D_SORTED, D_REVERSED, D_FEW, D_NAN, D_COUNT

@@ -24,6 +24,7 @@
  * After a failed phase the later ones are skipped on every rank alike. */
 #define _POSIX_C_SOURCE 200809L
 #include "job.h"
+#include "tuning.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -34,8 +35,8 @@
 #include <string.h>
 
 #include "fault.h"
-#include "gp_ext.h"
-#include "h5io.h"
+#include "gpuprim/exact_sum.h"
+#include "gpuprim/h5io.h"
 #include "progress.h"
 
 const char *const gp_phase_names[GP_NPHASES] = {

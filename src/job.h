@@ -8,8 +8,8 @@
 
 #include "binding.h"
 #include "cli.h"
-#include "exchange.h"
-#include "gp_kernels.h"
+#include "gpuprim/exchange.h"
+#include "gpuprim/kernels.h"
 
 /* Phases reported in the timing table (seconds; the report shows ms, max over ranks).
  * "alloc" is the one-time allocation of the job's buffers (device memory, and on the CUDA

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "gp_path.h" /* gp_remove_tmp */
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 #include "job.h"
 #include "progress.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "gp_path.h"
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 
 /* ---- backend selection --------------------------------------------------------------- */
 

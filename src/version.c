@@ -1,7 +1,7 @@
 /* version.c — the version and commit this library was built from (gp_version, gp_git_commit).
  * The strings come from gp_version.h, which cmake/gp_version.cmake writes into the build
  * folder at every build; a build without it (the fuzz targets) says "unknown". */
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
 
 #ifdef GPUPRIM_HAVE_VERSION_H
 #include "gp_version.h"

@@ -29,7 +29,7 @@ GP = {"f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8", "u32": "<u4", "u64
 
 
 def gp_dtype_of(dt):
-    """The gp_dtype io/h5io.h reads a stored numpy dtype as."""
+    """The gp_dtype include/gpuprim/h5io.h reads a stored numpy dtype as."""
     dt = np.dtype(dt)
     if dt.kind == "f":
         return "f32" if dt.itemsize <= 4 else "f64"

@@ -19,11 +19,18 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 
 fail=0
-for f in bin/gpuprim_mpi bin/gpuprim_gen include/gpuprim/gpuprim.h include/gpuprim/gp_kernels.h \
+for f in bin/gpuprim_mpi bin/gpuprim_gen include/gpuprim/gpuprim.h include/gpuprim/kernels.h include/gpuprim/exact_sum.h \
          include/gpuprim/exchange.h include/gpuprim/h5io.h; do
   [ -e "$prefix/$f" ] || { echo "FAIL: $f not installed"; fail=1; }
 done
+# the contract only: no private header, and no program code in the library
+for f in keys.h cpu_twins.h tuning.h merge_path.h cuda_internal.cuh; do
+  [ ! -e "$prefix/include/gpuprim/$f" ] || { echo "FAIL: private header installed: $f"; fail=1; }
+done
 lib=$(find "$prefix" -name libgpuprim.a | head -n 1)
+if [ -n "$lib" ] && nm "$lib" 2>/dev/null | grep -Eq ' T (gp_parse_options|gp_run_file|gp_report_print)$'; then
+  echo "FAIL: libgpuprim.a holds program symbols (options, job or report)"; fail=1
+fi
 cfg=$(find "$prefix" -name gpuprimConfig.cmake | head -n 1)
 ver=$(find "$prefix" -name gpuprimConfigVersion.cmake | head -n 1)
 pc=$(find "$prefix" -name gpuprim.pc | head -n 1)

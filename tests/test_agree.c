@@ -1,4 +1,4 @@
-/* test_agree.c — gp_agree (io/gp_error.h), the ranks' one rule for agreeing on an error:
+/* test_agree.c — gp_agree (include/gpuprim/error.h), the ranks' one rule for agreeing on an error:
  * every rank returns the code of the lowest failing rank and holds that rank's message, also
  * when other ranks failed with other codes and longer messages; nothing failed leaves msg
  * alone; a full buffer without a NUL arrives as its first msglen - 1 bytes. Every failing set of
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gp_error.h"
+#include "gpuprim/error.h"
 #include "test_check.h"
 
 int main(int argc, char **argv)

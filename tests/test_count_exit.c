@@ -10,7 +10,7 @@
 
 #include "count.h"
 #include "exitcode.h"
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 #include "test_check.h"
 
 /* ---- counts ------------------------------------------------------------------------------ */

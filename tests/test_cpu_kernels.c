@@ -1,13 +1,14 @@
 /* test_cpu_kernels.c — checks every CPU twin of kernels/cpu_backend.c against brute-force
  * references written independently here (long double sums, an element comparator written
- * from the order definition in gp_kernels.h, merge = concatenate + sort).
+ * from the order definition in gpuprim/kernels.h, merge = concatenate + sort).
  *
  * Exit status 0 when every check passes, 1 otherwise. Prints one line per failed check,
  * then "N passed, N failed". The random seed is printed; set GPUPRIM_TEST_SEED=<seed> to
  * reproduce a run.
  */
-#include "gp_ext.h"
-#include "gp_kernels.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
+#include "gpuprim/kernels.h"
 
 #include <float.h>
 #include <inttypes.h>

@@ -12,7 +12,8 @@
  * Prints one line per failed check, then "N passed, N failed"; exit 0 / 1. The random seed
  * is printed; GPUPRIM_TEST_SEED=<seed> reproduces a run.
  */
-#include "gp_ext.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
 
 #include <float.h>
 #include <inttypes.h>

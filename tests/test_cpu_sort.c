@@ -10,8 +10,9 @@
  * high or only low bits varying (constant digits skipped). Values: positions (value digits
  * skipped), reversed positions, random, few distinct.
  */
-#include "gp_ext.h"
-#include "gp_kernels.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
+#include "gpuprim/kernels.h"
 #include "test_check.h"
 
 #include <math.h>

@@ -26,7 +26,8 @@
  * |w f|), merge_split_keys on sorted pairs of unequal sizes (0 included) for both halves,
  * bit-exact, nothing written past *nout; argument errors give GP_EINVAL. Nothing is timed.
  */
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
+#include "cpu_twins.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -30,7 +30,8 @@
  * not, few-unique keys (ties across lo and hi): bit-exact, nothing past *nout written;
  * argument errors give GP_EINVAL. Nothing is timed.
  */
-#include "gp_ext.h"
+#include "gpuprim/exact_sum.h"
+#include "cpu_twins.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -23,8 +23,8 @@
 
 #include <mpi.h>
 
-#include "gp_kernels.h"
-#include "h5io.h"
+#include "gpuprim/kernels.h"
+#include "gpuprim/h5io.h"
 
 #define LIST 8192
 #define MSG 2048

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gp_iodriver.h"
+#include "gpuprim/iodriver.h"
 #include "job.h"
 #include "test_check.h"
 

@@ -41,9 +41,10 @@
 
 #include <mpi.h>
 
-#include "exchange.h"
-#include "gp_kernels.h"
-#include "h5io.h"
+#include "gpuprim/exchange.h"
+#include "gpuprim/kernels.h"
+#include "cpu_twins.h"
+#include "gpuprim/h5io.h"
 
 static int g_rank, g_size, g_fail, g_pass;
 static uint64_t g_seed;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
 #include "test_check.h"
 #include "tuning.h"
 

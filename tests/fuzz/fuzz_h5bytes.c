@@ -25,7 +25,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 
 #include "fuzz_lsan.h"
 

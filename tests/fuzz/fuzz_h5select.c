@@ -49,7 +49,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
-#include "h5io.h"
+#include "gpuprim/h5io.h"
 
 #include "fuzz_lsan.h"
 

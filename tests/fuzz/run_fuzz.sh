@@ -58,7 +58,7 @@ if command -v mpicc >/dev/null 2>&1; then
 fi
 
 san="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-cflags="-std=c11 -g -O1 -Wall -Wextra $san -I$root/kernels -I$root/io -I$root/src"
+cflags="-std=c11 -g -O1 -Wall -Wextra $san -I$root/include -I$root/kernels -I$root/io -I$root/ranks -I$root/src"
 # many small pieces: the multi-piece transfer and conversion paths on tiny datasets
 cflags="$cflags -DGP_H5_PIECE_BYTES=200 -DGP_CONV_PIECE_BYTES=40"
 

@@ -29,11 +29,11 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "gp_error.h"
-#include "gp_iodriver.h"
-#include "gp_kernels.h"
+#include "error.h"
+#include "iodriver.h"
+#include "kernels.h"
 
-/* The failures of io/, as the kinds of gp_error.h (the names stay for the callers):
+/* The failures of io/, as the kinds of error.h (the names stay for the callers):
  * GP_IO_EOPEN: the file is missing, unreadable, or not an HDF5 file; GP_IO_EDATASET: the
  * dataset is missing, ambiguous, behind a dangling link, or of an unsupported class/shape;
  * GP_IO_EREAD: the read itself failed (corrupt data, missing filter, ...); GP_IO_EWRITE:

@@ -35,7 +35,7 @@
 #ifndef GP_EXACT_SUM_H
 #define GP_EXACT_SUM_H
 
-#include "gp_kernels.h"
+#include "kernels.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,14 +1,14 @@
-/* gp_keys_ext.h — host/device inline helpers of the order keys and exact sums (one copy for every
- * backend, like the key maps in gp_kernels.h): descending order keys and the split of one
- * term of an exact sum into the digits of the Kulisch accumulator (gp_ext.h).
+/* keys.h — host/device inline helpers of the order keys and exact sums (one copy for every
+ * backend, like the key maps in gpuprim/kernels.h): descending order keys and the split of one
+ * term of an exact sum into the digits of the Kulisch accumulator (gpuprim/exact_sum.h).
  *
  * Compiled for host and device when read by nvcc (GP_HD); plain C11 otherwise. Not part of
- * the public contract (gp_ext.h is), but safe to include anywhere gp_kernels.h is.
+ * the public contract (gpuprim/exact_sum.h is), but safe to include anywhere gpuprim/kernels.h is.
  */
 #ifndef GP_KEYS_EXT_H
 #define GP_KEYS_EXT_H
 
-#include "gp_kernels.h"
+#include "gpuprim/kernels.h"
 
 /* ---- descending order keys ------------------------------------------------------------
  * desc(k) = k when the type is a float type and k is the NaN key (all ones), else ~k.
@@ -36,7 +36,7 @@ static inline GP_HD uint32_t gp_desc_unkey_f32_bits(uint32_t k) { return gp_unke
 static inline GP_HD uint64_t gp_desc_unkey_f64_bits(uint64_t k) { return gp_unkey_f64_bits(gp_desc_key64(k, 1)); }
 
 /* ---- terms of the exact sum -------------------------------------------------------------
- * The accumulator (gp_ext.h) holds V * 2^-1074 with V an integer in base 2^32 digits:
+ * The accumulator (gpuprim/exact_sum.h) holds V * 2^-1074 with V an integer in base 2^32 digits:
  * digit (limb) i weighs 2^(32 i - 1074). A finite term is (-1)^neg * mag * 2^(pos - 1074)
  * with mag < 2^64 and 0 <= pos <= 2045:
  *   double with biased exponent E in 1..2046: mag = 2^52 | fraction, pos = E - 1;

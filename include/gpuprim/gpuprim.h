@@ -5,11 +5,12 @@
  *     pkg-config:  cc app.c $(pkg-config --cflags --libs gpuprim)
  *
  * What it gives (each header documents its functions):
- *   gp_kernels.h  element types and order keys, the statistics record (gp_stats,
+ *   kernels.h     element types and order keys, the statistics record (gp_stats,
  *                 gp_stats_combine), the backend table gp_backend with the CPU backend
  *                 (gp_backend_cpu) and the CUDA backend (gp_backend_cuda(device), NULL
  *                 with a reason when the build or the machine has none), the built-in
  *                 integrands of the trapezoid rule;
+ *   exact_sum.h   the exact (Kulisch) accumulator of exact_sum and its host functions;
  *   exchange.h    the distributed operations over an MPI communicator:
  *                   gp_stats_reduce / gp_stats_allreduce  combine every rank's gp_stats in
  *                                   rank order (deterministic for a given rank count),
@@ -21,11 +22,12 @@
  *                                   shard and one receive buffer of the same size, which
  *                                   the exchange owns), and gp_bitonic_exchange(_pairs),
  *                                   the same on the caller's buffers (mpi transport),
- *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors);
+ *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors;
+ *                                   error.h: the failure kinds);
  *   h5io.h        HDF5 shard reads and safe writes over MPI-IO or each rank's own POSIX
  *                 access (gp_shard_range, gp_h5_open / gp_h5_open_io, gp_h5_read,
  *                 gp_h5_reader_*, gp_h5_write, gp_h5_writer_*, gp_h5_close), with the
- *                 driver choice of gp_iodriver.h (gp_io_choose).
+ *                 driver choice of iodriver.h (gp_io_choose).
  *
  * A typical program: MPI_Init; the node-local rank (MPI_Comm_split_type with
  * MPI_COMM_TYPE_SHARED, then MPI_Comm_rank); pick a backend (gp_cuda_device_count() > 0 ?
@@ -35,8 +37,16 @@
  * the shard buffer of m keys and its receive buffer); upload the shard to
  * gp_exchange_keys(x); be->to_keys + be->sort (keys only) there; gp_exchange_run; be->from_keys on
  * gp_exchange_keys(x) again (the run may switch buffers); gp_exchange_destroy.
- * tests/example/example.c is a complete one. To sort one array on one process (no exchange), be->sort_values does
- * to_keys + sort + from_keys (ascending) in one call.
+ * tests/example/example.c is a complete one. To sort one array on one process (no
+ * exchange), be->sort_values does to_keys + sort + from_keys (ascending) in one call.
+ *
+ * Threading and devices: one device per process and one calling thread. gp_backend_cuda()
+ * makes its device current for the thread that calls it, and every later call of the
+ * table, of the exchange and of io/ must come from that thread (the backends keep
+ * process-wide state: the last error, cached device properties, copy streams, scratch
+ * buffers, IPC mappings). Several processes may share one device (ranks of a node with
+ * fewer GPUs than ranks); one process never drives two devices. MPI must be initialised
+ * (MPI_THREAD_SINGLE or above is enough) before any function of exchange.h or h5io.h.
  *
  * Requirements: MPI (mpi.h) and parallel HDF5 (hdf5.h) headers, which the CMake package and
  * the pkg-config file add. In a build with the CUDA backend GPUPRIM_HAVE_CUDA is defined
@@ -46,13 +56,13 @@
 #ifndef GPUPRIM_H
 #define GPUPRIM_H
 
-/* The library's version (the CMake project version; gp_version() in gp_kernels.h adds git's). */
+/* The library's version (the CMake project version; gp_version() in kernels.h adds git's). */
 #define GPUPRIM_VERSION_MAJOR 0
 #define GPUPRIM_VERSION_MINOR 1
 #define GPUPRIM_VERSION_PATCH 0
 
-#include "gp_kernels.h"
-#include "gp_ext.h"
+#include "kernels.h"
+#include "exact_sum.h"
 #include "exchange.h"
 #include "h5io.h"
 

@@ -1,11 +1,11 @@
 /* exchange.c — MPI combination: statistics reduction, all-to-all, and the rank-level bitonic
  * merge exchange with its shared-memory and MPI transports (exchange.h says how). */
 #define _GNU_SOURCE /* program_invocation_short_name: error lines name the calling program */
-#include "exchange.h"
+#include "gpuprim/exchange.h"
 
-#include "gp_ext.h"
-#include "gp_merge_path.h"
-#include "h5io.h" /* gp_shard_range */
+#include "gpuprim/exact_sum.h"
+#include "merge_path.h"
+#include "gpuprim/h5io.h" /* gp_shard_range */
 
 #include <errno.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-/* gp_iodriver.h — the I/O driver of a file's data transfers (--io): the modes, and the choice
+/* iodriver.h — the I/O driver of a file's data transfers (--io): the modes, and the choice
  * of auto by the file system (io/iodriver.c). Needs neither HDF5 nor MPI. */
 #ifndef GP_IODRIVER_H
 #define GP_IODRIVER_H

@@ -1,10 +1,10 @@
-/* gp_error.h — the kinds of failure of gpuprim above the kernels, and how the ranks agree
+/* error.h — the kinds of failure of gpuprim above the kernels, and how the ranks agree
  * on one (io/agree.c).
  *
  * One enum for the layers that speak MPI: io/ returns its failures as these kinds (h5io.h's
  * GP_IO_E* are names of them), the rank combination (exchange.h) agrees on them and aborts
  * with them, and a program passes them on. The kernels keep their own backend codes
- * (GP_EINVAL, GP_ENOMEM, GP_EDEVICE of gp_kernels.h); the caller of a backend decides what
+ * (GP_EINVAL, GP_ENOMEM, GP_EDEVICE of kernels.h); the caller of a backend decides what
  * kind a failing call is. Which exit status a kind gives is the program's decision, made in
  * one table (gpuprim_mpi and gpuprim_gen: src/exitcode.c). Two cases bypass a program's
  * table, so there the kind's own number is the exit status: the library's MPI_Abort

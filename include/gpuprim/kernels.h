@@ -1,4 +1,4 @@
-/* gp_kernels.h — element types, order keys, the statistics record and the backend table.
+/* kernels.h — element types, order keys, the statistics record and the backend table.
  *
  * This header is shared by the host C11 code (src/, io/, tests/) and the CUDA C kernels
  * (the kernels/ .cu files, compiled as CUDA C++ with extern "C" linkage for the entry points).
@@ -237,7 +237,7 @@ typedef enum gp_order {
     GP_DESCENDING = 1  /* largest first, NaNs last, +0.0 before -0.0 */
 } gp_order;
 
-/* The exact (Kulisch) accumulator of exact_sum below; defined in gp_ext.h (exact sums). */
+/* The exact (Kulisch) accumulator of exact_sum below; defined in exact_sum.h (exact sums). */
 struct gp_superacc;
 
 /* ---- descending order and values in the sort and the merge-split, in full -------------
@@ -253,7 +253,7 @@ struct gp_superacc;
  *   (0x7FC00000 / 0x7FF8000000000000), as in ascending order. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
  *   n > 0), GP_EDEVICE.
  *
- * sort(width, keys, vals, n, stable) with vals != NULL (vals == NULL: keys only, gp_kernels.h)
+ * sort(width, keys, vals, n, stable) with vals != NULL (vals == NULL: keys only, kernels.h)
  *   keys: n unsigned keys of `width` bytes (4: uint32, 8: uint64), vals: n uint64 values,
  *   both device pointers (not overlapping). Sorts ascending in place, each value moving with
  *   its key. stable != 0: ascending (key, value) lexicographically: with value = the global
@@ -270,7 +270,7 @@ struct gp_superacc;
  *
  * merge_split(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m, keep_upper, stable,
  *             out_keys, out_vals, nout) with values (any of the three value pointers
- *             non-NULL; all NULL: keys only, gp_kernels.h)
+ *             non-NULL; all NULL: keys only, kernels.h)
  *   The keys-only merge-split with a uint64 value carried by every key. Inputs are
  *   ascending by key (stable == 0) or by (key, value) (stable != 0). The merged sequence
  *   orders by key with ties lo before hi (stable == 0), or by (key, value) with exact
@@ -365,7 +365,7 @@ typedef struct gp_backend {
      *     read or write must be non-NULL. stable != 0: the inputs are ascending in (key,
      *     value) and the merge orders by (key, value) (exact ties lo first); stable == 0:
      *     by key, ties lo first.
-     * Merge path (gp_merge_path.h) on both backends. Errors: GP_EINVAL (width, negative
+     * Merge path (merge_path.h) on both backends. Errors: GP_EINVAL (width, negative
      * counts, nlo > m or nhi > m, NULL pointers, overlap), GP_EDEVICE. */
     int (*merge_split)(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
@@ -375,7 +375,7 @@ typedef struct gp_backend {
     /* One-line description of the last failure ("" when none). */
     const char *(*last_error)(void);
 
-    /* ---- exact sums (gp_ext.h documents them in full; include gp_ext.h for gp_superacc
+    /* ---- exact sums (exact_sum.h documents them in full; include exact_sum.h for gp_superacc
      * and the GP_SA_* flags) ---- */
 
     /* Adds the terms selected by `what` (GP_SA_VALUES or GP_SA_SQUARES) of y[0, n) (type
@@ -428,7 +428,7 @@ typedef struct gp_backend {
      * more sort tiles than the grid's x limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
     int (*sort_values)(gp_dtype t, void *buf, int64_t n);
 
-    /* ---- the rank exchange's data plane (src/exchange.c) ---- */
+    /* ---- the rank exchange's data plane (ranks/exchange.c) ---- */
 
     /* What the backend's memory allows, GP_CAP_* bits (below): GP_CAP_HOST_MEMORY, its
      * device memory is host memory (the CPU backend: host code, MPI and MPI shared-memory
@@ -454,7 +454,7 @@ typedef struct gp_backend {
     /* Waits until every download_async issued so far has completed (GP_OK, GP_EDEVICE). */
     int (*download_wait)(void);
 
-    /* The merge-path split (gp_merge_path.h) of two ascending runs: *split (host) = the
+    /* The merge-path split (merge_path.h) of two ascending runs: *split (host) = the
      * number of lo's elements among the first t outputs of their merge, 0 <= t <= nlo +
      * nhi, with the order and tie rule of merge_split (stable == 0: by key, ties lo
      * first; lo_vals / hi_vals are not read and may be NULL) or of merge_split with values
@@ -509,59 +509,9 @@ int gp_cuda_device_count(void);
 /* Name and PCI bus id ("0000:3b:00.0") of visible device `device`; returns 0 on success. */
 int gp_cuda_device_info(int device, char *name, size_t namelen, char *busid, size_t buslen);
 
-/* ---- CPU twins (kernels/cpu_backend.c) -----------------------------------------------------
- * The reference implementations behind gp_backend_cpu(); same meaning as the table. */
-int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
-int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
-int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
-                   double *wsum);
-int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n);
-int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n);
-int gp_cpu_sort_keys(int width, void *keys, int64_t n);
-int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n);
-int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
-                            int64_t nhi, int64_t m, int keep_upper, void *out,
-                            int64_t *nout);
-int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
-                      const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
-                      int stable, int64_t *split);
-/* One implementation each behind the twins above and below (kernels/cpu_sort.c):
- * gp_cpu_keys: buf[0, n) of type t in place to its order keys (inverse = 0) or back
- *   (inverse != 0), ascending keys (descending = 0: to_keys / from_keys) or descending
- *   ones (to_keys_desc / from_keys_desc);
- * gp_cpu_sort: sort_pairs(width, keys, vals, n, stable), or with vals == NULL
- *   sort_keys(width, keys, n) (stable does nothing then);
- * gp_cpu_merge_split: merge_split_pairs, or with lo_vals, hi_vals and out_vals all NULL
- *   merge_split_keys (stable does nothing then).
- * Arguments, results and errors are those of the twin each case stands for. */
-int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n);
-int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
-int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
-                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
-                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
-                       int64_t *nout);
-/* Descending keys and pairs (kernels/cpu_sort.c), exact sums (kernels/cpu_exact_sum.c). */
-int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
-int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);
-int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable);
-int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
-                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
-                             int64_t nhi, int64_t m, int keep_upper, int stable,
-                             void *out_keys, uint64_t *out_vals, int64_t *nout);
-int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
-                     struct gp_superacc *acc);
-/* Records a one-line failure message "func: message (reason) at file:line" for the CPU
- * backend's last_error() and returns `code` (GP_EINVAL or GP_ENOMEM). For the CPU twins. */
-int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...);
 /* f(x) for the built-in integrands, in double. */
 double gp_func_eval(gp_func f, double x);
 
-/* The test knob behind gp_backend.mem_info (kernels/cpu_backend.c; the CUDA backend uses it
- * too). When the environment variable GPUPRIM_DEVICE_MEM_LIMIT (read once per process with
- * the other knobs, kernels/tuning.h) is set and not empty it must be a decimal byte count (digits only, < 2^64); *free_bytes becomes min(*free_bytes, that
- * count). Unset or empty: *free_bytes unchanged. Returns 0, or -1 for a malformed value
- * (*free_bytes unchanged) with a one-line reason in why[0, whylen) (why may be NULL). */
-int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen);
 
 /* error codes */
 #define GP_OK 0

@@ -6,8 +6,8 @@
 #include <mpi.h>
 #include <stdint.h>
 
-#include "gp_error.h" /* gp_agree, the failure kinds */
-#include "gp_kernels.h"
+#include "error.h" /* gp_agree, the failure kinds */
+#include "kernels.h"
 
 /* The rank that holds global element g (0 <= g < n) when n elements are sharded over P
  * ranks by gp_shard_range (h5io.h). Not collective. */
@@ -20,7 +20,7 @@ int gp_shard_owner(int64_t g, int64_t n, int P);
  * error code (MPI_SUCCESS on success). */
 int gp_stats_reduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total, int root);
 
-/* Adds every rank's exact accumulator (gp_ext.h) into *total on every rank: MPI_Allreduce
+/* Adds every rank's exact accumulator (exact_sum.h) into *total on every rank: MPI_Allreduce
  * with a user-defined operation doing gp_superacc_add (exact integer limb additions, so
  * the result is the same bits whatever the reduction order). Returns an MPI error code. */
 struct gp_superacc;
@@ -93,7 +93,7 @@ int gp_stats_allreduce(MPI_Comm comm, const gp_stats *mine, gp_stats *total);
  *
  * Failures: a failing MPI, window, IPC or backend call in a step, or a count outside
  * [0, m] (this rank's or a partner's), aborts the job (MPI_Abort with GP_ERR_DEVICE, 7,
- * gp_error.h) with one line,
+ * error.h) with one line,
  * "PROGRAM: error: rank R: merge exchange: ..." — the partner would otherwise wait
  * forever, or read memory that is gone. A partner that dies ends the job through the
  * launcher. */

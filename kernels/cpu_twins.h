@@ -1,0 +1,65 @@
+/* cpu_twins.h — the CPU twins: the reference implementations behind gp_backend_cpu()
+ * (kernels/cpu_*.c), with the meaning of the backend table's entries (gpuprim/kernels.h).
+ * The tests use them as the oracle of the CUDA backend. Private to the library and its
+ * tests: not installed.
+ */
+#ifndef GP_CPU_TWINS_H
+#define GP_CPU_TWINS_H
+
+#include "gpuprim/kernels.h"
+#include "gpuprim/exact_sum.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- CPU twins (kernels/cpu_backend.c) -----------------------------------------------------
+ * The reference implementations behind gp_backend_cpu(); same meaning as the table. */
+int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
+int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
+int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
+                   double *wsum);
+int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_sort_keys(int width, void *keys, int64_t n);
+int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
+                            int64_t nhi, int64_t m, int keep_upper, void *out,
+                            int64_t *nout);
+int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                      const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                      int stable, int64_t *split);
+/* One implementation each behind the twins above and below (kernels/cpu_sort.c):
+ * gp_cpu_keys: buf[0, n) of type t in place to its order keys (inverse = 0) or back
+ *   (inverse != 0), ascending keys (descending = 0: to_keys / from_keys) or descending
+ *   ones (to_keys_desc / from_keys_desc);
+ * gp_cpu_sort: sort_pairs(width, keys, vals, n, stable), or with vals == NULL
+ *   sort_keys(width, keys, n) (stable does nothing then);
+ * gp_cpu_merge_split: merge_split_pairs, or with lo_vals, hi_vals and out_vals all NULL
+ *   merge_split_keys (stable does nothing then).
+ * Arguments, results and errors are those of the twin each case stands for. */
+int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n);
+int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                       int64_t *nout);
+/* Descending keys and pairs (kernels/cpu_sort.c), exact sums (kernels/cpu_exact_sum.c). */
+int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);
+int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
+                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                             int64_t nhi, int64_t m, int keep_upper, int stable,
+                             void *out_keys, uint64_t *out_vals, int64_t *nout);
+int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
+                     struct gp_superacc *acc);
+/* Records a one-line failure message "func: message (reason) at file:line" for the CPU
+ * backend's last_error() and returns `code` (GP_EINVAL or GP_ENOMEM). For the CPU twins. */
+int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...);
+
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GP_CPU_TWINS_H */
