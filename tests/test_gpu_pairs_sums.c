@@ -42,53 +42,7 @@
 
 #define GUARD 64 /* poisoned words past n */
 #define POISON 0xA5
-#define MAX_PRINTED 300
-
-static const gp_backend *G;
-static long long g_pass, g_fail, g_printed;
-
-typedef struct tcase {
-    const char *name;
-    gp_dtype t;
-    int64_t n;
-    const char *dist;
-} tcase;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void failf(const tcase *c, const char *fmt, ...)
-{
-    g_fail++;
-    if (g_printed++ >= MAX_PRINTED) {
-        if (g_printed == MAX_PRINTED + 1) printf("... (further failures not printed)\n");
-        return;
-    }
-    char what[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    printf("FAIL case=%s dtype=%s n=%lld dist=%s: %s\n", c->name,
-           (unsigned)c->t < GP_NDTYPES ? gp_dtype_name(c->t) : "-", (long long)c->n, c->dist,
-           what);
-    fflush(stdout);
-}
-
-#define CHECK(c, cond, ...)                                                                 \
-    do {                                                                                    \
-        if (cond) g_pass++;                                                                 \
-        else failf((c), __VA_ARGS__);                                                       \
-    } while (0)
-
-#define GPU_OK(c, call, onfail)                                                             \
-    do {                                                                                    \
-        int rc_ = (call);                                                                   \
-        if (rc_ != GP_OK) {                                                                 \
-            failf((c), "%s returned %d: %s", #call, rc_, G->last_error());                  \
-            onfail;                                                                         \
-        }                                                                                   \
-    } while (0)
+#include "test_gpu_check.h" /* G, CHECK, GPU_OK, failf, tcase */
 
 static void *xmalloc(size_t bytes)
 {
