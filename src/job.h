@@ -182,7 +182,8 @@ int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *pa
                          size_t tmplen);
 /* 1 when the JSON report can be written to path (an existing writable file, or a new name
  * in a writable folder); else 0 with "PATH: cannot write the JSON report (reason)" in msg.
- * Creates nothing. Not collective. */
-int gp_json_path_ok(const char *path, char *msg, size_t msglen);
+ * An existing file that holds something else than a JSON report (its first byte that is
+ * not white space is not '{') is refused unless force. Creates nothing. Not collective. */
+int gp_json_path_ok(const char *path, int force, char *msg, size_t msglen);
 
 #endif /* GP_JOB_H */

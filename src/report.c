@@ -275,11 +275,28 @@ static void json_binding(FILE *f, const gp_result *r)
     fprintf(f, "%s]", r->bindings && r->ranks > 0 ? "\n  " : "");
 }
 
-int gp_json_path_ok(const char *path, char *msg, size_t msglen)
+/* 1 when the regular file at path holds something other than a JSON report: its first
+ * byte that is not white space is not '{' (an empty file counts as a report). */
+static int holds_other_data(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int c;
+    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r') {}
+    fclose(f);
+    return c != EOF && c != '{';
+}
+
+int gp_json_path_ok(const char *path, int force, char *msg, size_t msglen)
 {
     struct stat st;
     char dir[1024];
     if (stat(path, &st) == 0) {
+        if (!force && S_ISREG(st.st_mode) && holds_other_data(path)) {
+            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it, "
+                     "or name another file)", path);
+            return 0;
+        }
         if (S_ISDIR(st.st_mode)) errno = EISDIR;
         else if (access(path, W_OK) == 0) return 1;
     } else {

@@ -150,7 +150,7 @@ int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msgle
             snprintf(msg, msglen, "--json %s is the --out file", o->json);
         } else if (o->out && gp_h5_check_target(o->out, o->force, msg, msglen) != 0) {
             err = GP_EXIT_WRITE;
-        } else if (o->json && !gp_json_path_ok(o->json, msg, msglen)) {
+        } else if (o->json && !gp_json_path_ok(o->json, o->force, msg, msglen)) {
             err = GP_EXIT_WRITE;
         }
     }

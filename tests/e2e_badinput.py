@@ -346,6 +346,8 @@ def check_targets(args, fx, outdir, P):
         ("--out /dev/null --force", ["--out", "/dev/null", "--force"], 6, ["is not a regular file"]),
         ("--out symlink --force", ["--out", link, "--force"], 6, ["is a symbolic link"]),
         ("--out existing", ["--out", keep], 6, ["exists (use --force"]),
+        # an existing file that is not a JSON report (here the keep.h5 bytes) is kept
+        ("--json over data", ["--json", keep], 6, ["is not a JSON report", "not replaced"]),
         ("--json is the input", ["--json", src], 2, ["--json", "is the input file"]),
         ("--json is --out", ["--out", os.path.join(d, "o.h5"), "--json",
                              os.path.join(d, ".", "o.h5")], 2, ["is the --out file"]),
@@ -358,6 +360,7 @@ def check_targets(args, fx, outdir, P):
         rc, _, err, _ = run(args, P, base + opts)
         one_error(f"np {P}: {name}", rc, err, code, needles)
     check(not os.path.exists(os.path.join(d, "f.json")), f"np {P}: --force --json: no report")
+    check(open(keep, "rb").read() == b"not ours", f"np {P}: --json over data: the file is kept")
     # a payload whose output path lies inside the argsort's: exit 4, nothing written, and
     # found before the work: an injected failure of rank 0's read (GPUPRIM_FAULT, exit 5)
     # must not be reached
