@@ -26,22 +26,7 @@
 
 #include "test_check.h" /* CHECK, CTX, g_pass, g_fail */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    timespec_get(&ts, TIME_UTC);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static uint64_t g_rng;
-static uint64_t rnd(void)
-{
-    uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double rnd_unit(void) { return (double)(rnd() >> 11) * 0x1.0p-53; }
+#include "test_rng.h" /* g_rng, rnd, rnd_unit, now_s */
 
 static void *xmalloc(size_t bytes)
 {
