@@ -1,9 +1,13 @@
 /* common.c — element types, order keys, the statistics record's combine, built-in
  * integrands. Shared by both backends and by the host code. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "gpuprim/kernels.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+void gp_cuda_load_eagerly(void) { setenv("CUDA_MODULE_LOADING", "EAGER", 0); }
 
 size_t gp_dtype_size(gp_dtype t)
 {

@@ -403,8 +403,11 @@ static int create_exchange(gp_job *j)
 /* Bytes per piece of a read or a write through host memory: with the posix driver on the
  * CUDA backend (two pinned pieces, each read or written while the other travels to or from
  * the device), and for the collective calls of the mpiio driver (each piece one collective
- * call per rank, large enough for efficient MPI-IO). */
-#define GP_PIECE_BYTES_POSIX ((int64_t)32 << 20)
+ * call per rank, large enough for efficient MPI-IO). posix: 4 MiB pieces, which stay in
+ * the CPU's cache between the copy from the page cache and the DMA; on the H200 host (4 GiB
+ * float32, 4 ranks) they read in 0.19-0.22 s where 32 MiB pieces took 0.32-0.34 s, and
+ * their pinned allocation took 8 ms instead of 48 ms. */
+#define GP_PIECE_BYTES_POSIX ((int64_t)4 << 20)
 #define GP_PIECE_BYTES_MPIIO ((int64_t)256 << 20)
 
 int64_t gp_job_piece_knob(const char *value)

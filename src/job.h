@@ -143,7 +143,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
  * shard's size counts: the file's data go through two small host pieces (the CUDA
  * backend), or straight to and from the backend's memory where it is host memory. Not
  * counted: the exchange's staging pieces (4 x 8 MiB of pinned memory where the mpi
- * transport stages), the job's two pieces (32 MiB each by default). Saturates at
+ * transport stages), the job's two pieces (4 MiB each by default). Saturates at
  * UINT64_MAX. Not collective. */
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
                          int xdata);
@@ -157,7 +157,7 @@ int64_t gp_job_piece_knob(const char *value);
  * write of the one before); with io == GP_IO_MPIIO every piece is one collective call per
  * rank. knob (gp_job_piece_knob) when > 0; else 256 MiB for GP_IO_MPIIO, else 0 with
  * `unified` (the data straight into and out of the CPU backend's memory, a shard in one
- * call) and 32 MiB otherwise (two pinned pieces on the CUDA backend). Never more than
+ * call) and 4 MiB otherwise (two pinned pieces on the CUDA backend). Never more than
  * `most` (the bytes of the largest read), and at least 8 (a float64 coordinate); 0 stays
  * 0. The job goes through two host pieces on the CUDA backend, and on the CPU backend when
  * the knob is set (so that CI runs that path). Pure. */

@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 {
     gp_h5_mpi_io_env(); /* before MPI_Init: no crash on long file paths (h5io.h) */
     gp_h5_malloc_tune(); /* chunk buffers of HDF5's filters reused, not mapped afresh */
+    gp_cuda_load_eagerly(); /* no kernel loads in the middle of a phase (kernels.h) */
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_mpi: error: MPI_Init failed\n");
         return gp_exit_status(GP_EXIT_FAIL);

@@ -88,10 +88,10 @@ static void test_env(void)
 static void test_pieces(void)
 {
     const int64_t MiB = 1 << 20, big = (int64_t)1 << 40;
-    /* the defaults: mpiio 256 MiB (both backends), posix 32 MiB on CUDA, whole on the CPU */
+    /* the defaults: mpiio 256 MiB (both backends), posix 4 MiB on CUDA, whole on the CPU */
     CHECK(gp_job_piece_bytes(0, GP_IO_MPIIO, 0, big) == 256 * MiB, "mpiio, CUDA: 256 MiB");
     CHECK(gp_job_piece_bytes(0, GP_IO_MPIIO, 1, big) == 256 * MiB, "mpiio, CPU: 256 MiB");
-    CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 0, big) == 32 * MiB, "posix, CUDA: 32 MiB");
+    CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 0, big) == 4 * MiB, "posix, CUDA: 4 MiB");
     CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 1, big) == 0, "posix, CPU: whole shards");
     /* capped by the largest read, at least 8 bytes */
     CHECK(gp_job_piece_bytes(0, GP_IO_POSIX, 0, 4000) == 4000, "capped at the read");
