@@ -83,10 +83,14 @@ static uint64_t val_of_dist(int vd, int64_t i, int64_t n)
 }
 
 /* gp_cpu_sort of one case (vd < 0: keys alone) against qsort, and the wrapper's result. */
+static size_t g_kshift, g_vshift; /* bytes past a 64-byte boundary of the sorted arrays */
+
 static void check_sort(int w, int kd, int vd, int64_t n, int stable)
 {
-    void *k = malloc((size_t)(n ? n : 1) * 8), *k2 = malloc((size_t)(n ? n : 1) * 8);
-    uint64_t *v = vd >= 0 ? malloc((size_t)(n ? n : 1) * 8) : NULL;
+    unsigned char *kmem = aligned_alloc(64, ((size_t)(n ? n : 1) * 8 + 127) / 64 * 64);
+    unsigned char *vmem = vd >= 0 ? aligned_alloc(64, ((size_t)(n ? n : 1) * 8 + 127) / 64 * 64) : NULL;
+    void *k = kmem + g_kshift, *k2 = malloc((size_t)(n ? n : 1) * 8);
+    uint64_t *v = vd >= 0 ? (uint64_t *)(vmem + g_vshift) : NULL;
     uint64_t *v2 = vd >= 0 ? malloc((size_t)(n ? n : 1) * 8) : NULL;
     rec *r = malloc((size_t)(n ? n : 1) * sizeof *r);
     for (int64_t i = 0; i < n; i++) {
@@ -114,9 +118,9 @@ static void check_sort(int w, int kd, int vd, int64_t n, int stable)
     CHECK(rc2 == GP_OK && memcmp(k, k2, (size_t)n * (size_t)w) == 0 &&
               (!v || memcmp(v, v2, (size_t)n * 8) == 0),
           "sort w=%d n=%lld: the wrapper differs from gp_cpu_sort", w, (long long)n);
-    free(k);
+    free(kmem);
     free(k2);
-    free(v);
+    free(vmem);
     free(v2);
     free(r);
 }
@@ -142,6 +146,17 @@ static void test_sort(void)
     check_sort(4, 0, -1, (1 << 20) + 3, 0);
     check_sort(8, 5, 2, (1 << 20) - 1, 1);
     check_sort(4, 1, 0, (1 << 20) + 1, 1);
+    /* the caller's arrays at every element offset within a cache line (the scatter streams
+     * whole lines, their phase following the addresses) */
+    for (int w = 4; w <= 8; w += 4)
+        for (size_t ks = 0; ks < 64; ks += (size_t)w)
+            for (size_t vs = 0; vs < 64; vs += 24) {
+                g_kshift = ks, g_vshift = vs;
+                check_sort(w, 0, -1, 70001, 0);
+                check_sort(w, 0, 2, 70001 + (int64_t)ks, 1);
+                check_sort(w, 5, 0, 131071, 0);
+            }
+    g_kshift = g_vshift = 0;
 }
 
 /* An ascending run of n records on `side` (keys from few distinct ones when dup), in the
