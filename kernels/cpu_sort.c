@@ -15,15 +15,18 @@
  * scatter per digit that varies (a digit on which all elements agree moves nothing),
  * between the caller's arrays and one scratch array of n elements, and one copy back when
  * the number of passes is odd. The scatters write whole cache lines with non-temporal
- * stores where SSE2 allows (scatter_nt_g). Below RS_SMALL elements, insertion sort. Measured on the
- * 2-core machine (2^27 float32 keys, CPU time, other jobs running): this takes 2.8-3.3 s,
- * where an MSD-first variant (8-bit passes down to 16 KiB buckets, LSD inside each) took
- * 3.8-3.9 s and an LSD with write-combining line buffers 4.8-5.0 s: the machine is bound
- * by the work per element, and the plain LSD moves each element least often (3 passes
- * for 32-bit keys, against 4 and 3 counts for the MSD variant on uniform floats).
+ * stores where SSE2 allows (scatter_nt_g). Below RS_SMALL elements, insertion sort.
+ * Measured on the 2-core machine (2^27 float32 keys, CPU time, other jobs running): the
+ * plain LSD took 2.8-3.3 s, where an MSD-first variant (8-bit passes down to 16 KiB
+ * buckets, LSD inside each) took 3.8-3.9 s and an LSD with line buffers written by plain
+ * stores 4.8-5.0 s: the plain LSD moves each element least often (3 passes for 32-bit
+ * keys, against 4 and 3 counts for the MSD variant on uniform floats). On the same machine
+ * when quiet, the line buffers written with non-temporal stores (scatter_nt_g) took the
+ * sort from 4.45 s to 3.07 s: a plain store into a line not in the cache first reads it.
  *
- * The scratch comes from gp_cpu_big_alloc (huge pages: their first touch costs a fraction
- * of that of 4 KiB pages) and is freed before the sort returns.
+ * The scratch comes from gp_cpu_big_alloc (advised huge pages: fewer TLB misses in the
+ * scatters; on the 2-core VM their first touch cost a fraction of 4 KiB pages' under load
+ * and twice it on the quiet machine, bench/RESULTS.md) and is freed before the sort returns.
  */
 #define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "cpu_sort.h"
@@ -203,7 +206,8 @@ RS_INLINE void scatter_g(const rsort *rs, int side, int64_t n, int d, size_t *of
 RS_INLINE void nt_line(void *dst, const void *src, size_t bytes)
 {
     for (size_t o = 0; o < bytes; o += 16)
-        _mm_stream_si128((__m128i *)((char *)dst + o), _mm_load_si128((const __m128i *)((const char *)src + o)));
+        _mm_stream_si128((__m128i *)((char *)dst + o),
+                         _mm_load_si128((const __m128i *)((const char *)src + o)));
 }
 
 RS_INLINE void scatter_nt_g(const rsort *rs, int side, int64_t n, int d, size_t *off,
@@ -228,8 +232,8 @@ RS_INLINE void scatter_nt_g(const rsort *rs, int side, int64_t n, int d, size_t 
         kst(kbuf, w, (int64_t)(b * E + slot), kk);
         if (hv) vbuf[b * E + slot] = vv;
         if (slot != M) continue;
-        const size_t q0 = q - M; /* the line's first position (q >= M here when q0 >= first) */
-        if (q >= M && q0 >= first[b]) {
+        const size_t q0 = q - M; /* the line's first position, when q >= M */
+        if (q >= M && q0 >= first[b]) { /* the whole line is this bucket's */
             nt_line(dk + q0 * (size_t)w, kbuf + b * 64, 64);
             if (vnt) nt_line(dv + q0, vbuf + b * E, E * 8);
             else if (hv) memcpy(dv + q0, vbuf + b * E, E * 8);
@@ -293,7 +297,10 @@ static int lsd(rsort *rs, int64_t n)
     }
     rs->v[1] = rs->hv ? (uint64_t *)scratch : NULL; /* the values first: 8-byte aligned */
     rs->k[1] = scratch + (rs->hv ? ((size_t)n * 8 + 63) / 64 * 64 : 0); /* 64-byte aligned */
-    unsigned char *lines = passes && RS_NT ? (unsigned char *)aligned_alloc(64, (size_t)RS_SIZE * 64 * 3) : NULL;
+    /* the line buffers of scatter_nt_g: keys (64 bytes a bucket), then values (up to 128);
+     * without them the scatters store plainly */
+    unsigned char *lines =
+        passes && RS_NT ? (unsigned char *)aligned_alloc(64, (size_t)RS_SIZE * 64 * 3) : NULL;
     int side = 0;
     for (int d = 0; d < nd; d++) {
         size_t *h = hist + (size_t)d * RS_SIZE;
@@ -306,7 +313,8 @@ static int lsd(rsort *rs, int64_t n)
         }
         if (lines && streamable(rs, !side, n)) {
 #if RS_NT
-            RS_DISPATCH(scatter_nt_g, rs, side, n, d, h, lines, (uint64_t *)(lines + (size_t)RS_SIZE * 64));
+            RS_DISPATCH(scatter_nt_g, rs, side, n, d, h, lines,
+                        (uint64_t *)(lines + (size_t)RS_SIZE * 64));
 #endif
         } else {
             RS_DISPATCH(scatter_g, rs, side, n, d, h);

@@ -82,13 +82,14 @@ static uint64_t val_of_dist(int vd, int64_t i, int64_t n)
     }
 }
 
-/* gp_cpu_sort of one case (vd < 0: keys alone) against qsort, and the wrapper's result. */
 static size_t g_kshift, g_vshift; /* bytes past a 64-byte boundary of the sorted arrays */
 
+/* gp_cpu_sort of one case (vd < 0: keys alone) against qsort, and the wrapper's result. */
 static void check_sort(int w, int kd, int vd, int64_t n, int stable)
 {
-    unsigned char *kmem = aligned_alloc(64, ((size_t)(n ? n : 1) * 8 + 127) / 64 * 64);
-    unsigned char *vmem = vd >= 0 ? aligned_alloc(64, ((size_t)(n ? n : 1) * 8 + 127) / 64 * 64) : NULL;
+    const size_t span = ((size_t)(n ? n : 1) * 8 + 127) / 64 * 64; /* room for a shift */
+    unsigned char *kmem = aligned_alloc(64, span);
+    unsigned char *vmem = vd >= 0 ? aligned_alloc(64, span) : NULL;
     void *k = kmem + g_kshift, *k2 = malloc((size_t)(n ? n : 1) * 8);
     uint64_t *v = vd >= 0 ? (uint64_t *)(vmem + g_vshift) : NULL;
     uint64_t *v2 = vd >= 0 ? malloc((size_t)(n ? n : 1) * 8) : NULL;

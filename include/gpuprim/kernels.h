@@ -507,8 +507,8 @@ const gp_backend *gp_backend_cuda(int device, char *why, size_t whylen);
  * every kernel when it starts (CUDA_MODULE_LOADING=EAGER) unless the environment already
  * says how. With CUDA's default lazy loading each kernel loads at its first launch, in the
  * middle of the job: measured on an H200 (4 GiB float32, 1 and 4 ranks), about 35 ms of
- * the first statistics and 60-80 ms of the first sort, where eager loading at start-up
- * left the process's wall time the same. Changes only this process's environment. */
+ * the first statistics and 60-80 ms of the first sort, where eager loading added about
+ * 70 ms to the start-up. Changes only this process's environment. */
 void gp_cuda_load_eagerly(void);
 
 /* Number of CUDA devices visible to this process (0 without CUDA or without a driver). */
