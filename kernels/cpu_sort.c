@@ -210,6 +210,19 @@ RS_INLINE void nt_line(void *dst, const void *src, size_t bytes)
                          _mm_load_si128((const __m128i *)((const char *)src + o)));
 }
 
+/* Plain stores of bucket b's buffered positions [j, end) (a line it shares with a
+ * neighbour), slot (j + a) & M of its line buffer each. */
+RS_INLINE void line_part(unsigned char *dk, uint64_t *dv, const unsigned char *kbuf,
+                         const uint64_t *vbuf, size_t b, size_t j, size_t end, size_t a, int w,
+                         int hv)
+{
+    const size_t E = (size_t)(64 / w), M = E - 1;
+    for (; j < end; j++) {
+        kst(dk, w, (int64_t)j, kld(kbuf, w, (int64_t)(b * E + ((j + a) & M))));
+        if (hv) dv[j] = vbuf[b * E + ((j + a) & M)];
+    }
+}
+
 RS_INLINE void scatter_nt_g(const rsort *rs, int side, int64_t n, int d, size_t *off,
                             unsigned char *kbuf, uint64_t *vbuf, int w, int hv)
 {
@@ -238,20 +251,14 @@ RS_INLINE void scatter_nt_g(const rsort *rs, int side, int64_t n, int d, size_t 
             if (vnt) nt_line(dv + q0, vbuf + b * E, E * 8);
             else if (hv) memcpy(dv + q0, vbuf + b * E, E * 8);
         } else {
-            for (size_t j = first[b]; j <= q; j++) {
-                kst(dk, w, (int64_t)j, kld(kbuf, w, (int64_t)(b * E + ((j + a) & M))));
-                if (hv) dv[j] = vbuf[b * E + ((j + a) & M)];
-            }
+            line_part(dk, dv, kbuf, vbuf, b, first[b], q + 1, a, w, hv);
         }
     }
     for (size_t b = 0; b < RS_SIZE; b++) { /* the partial last lines */
         const size_t end = off[b];
         size_t j = end - ((end + a) & M); /* the first position of end's line */
         if (end < ((end + a) & M) || j < first[b]) j = first[b];
-        for (; j < end; j++) {
-            kst(dk, w, (int64_t)j, kld(kbuf, w, (int64_t)(b * E + ((j + a) & M))));
-            if (hv) dv[j] = vbuf[b * E + ((j + a) & M)];
-        }
+        line_part(dk, dv, kbuf, vbuf, b, j, end, a, w, hv);
     }
     _mm_sfence(); /* the streamed lines before any later read of the destination */
 }
@@ -266,11 +273,14 @@ static size_t first_digit(const rsort *rs, int d)
     return (size_t)((kld(rs->k[0], rs->w, 0) >> (RS_BITS * (d - rs->vd))) & RS_MASK);
 }
 
+/* The fewest elements for which the scatters stream (the line buffers pay). */
+#define RS_NT_MIN ((int64_t)1 << 16)
+
 /* Whether the scatter into buffer `to` may stream its lines: keys aligned to their width
- * (and values to 8 bytes), and enough elements for the line buffers to pay. */
-static int streamable(const rsort *rs, int to, int64_t n)
+ * (and values to 8 bytes). */
+static int streamable(const rsort *rs, int to)
 {
-    return n >= ((int64_t)1 << 16) && ((uintptr_t)rs->k[to] % (uintptr_t)rs->w) == 0 &&
+    return ((uintptr_t)rs->k[to] % (uintptr_t)rs->w) == 0 &&
            (!rs->hv || ((uintptr_t)rs->v[to] & 7) == 0);
 }
 
@@ -299,8 +309,9 @@ static int lsd(rsort *rs, int64_t n)
     rs->k[1] = scratch + (rs->hv ? ((size_t)n * 8 + 63) / 64 * 64 : 0); /* 64-byte aligned */
     /* the line buffers of scatter_nt_g: keys (64 bytes a bucket), then values (up to 128);
      * without them the scatters store plainly */
-    unsigned char *lines =
-        passes && RS_NT ? (unsigned char *)aligned_alloc(64, (size_t)RS_SIZE * 64 * 3) : NULL;
+    unsigned char *lines = passes && RS_NT && n >= RS_NT_MIN
+                               ? (unsigned char *)aligned_alloc(64, (size_t)RS_SIZE * 64 * 3)
+                               : NULL;
     int side = 0;
     for (int d = 0; d < nd; d++) {
         size_t *h = hist + (size_t)d * RS_SIZE;
@@ -311,7 +322,7 @@ static int lsd(rsort *rs, int64_t n)
             h[b] = sum;
             sum += c;
         }
-        if (lines && streamable(rs, !side, n)) {
+        if (lines && streamable(rs, !side)) {
 #if RS_NT
             RS_DISPATCH(scatter_nt_g, rs, side, n, d, h, lines,
                         (uint64_t *)(lines + (size_t)RS_SIZE * 64));
