@@ -5,6 +5,7 @@
  *     message" (the first GP_CHECK_PRINT_MAX failures; the count goes on);
  *   - CTX(printf-args...): the context (g_ctx) printed with the failures that follow, such as
  *     the case or the rank; empty at the start;
+ *   - xmalloc(bytes): zeroed memory, or exit 2;
  *   - main() ends with gp_check_done(NAME): "NAME: N passed, N failed" (NAME may be NULL),
  *     and exits with what it returns, 1 when a check failed, else 0.
  * The fuzz targets (tests/fuzz/) abort on the first broken invariant instead, and the GPU
@@ -14,12 +15,24 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifndef GP_CHECK_PRINT_MAX
 #define GP_CHECK_PRINT_MAX 200
 #endif
 
 static long g_fail, g_pass;
+
+/* zeroed memory of `bytes` bytes (at least 1), or exit(2) with one line on stderr */
+static inline void *xmalloc(size_t bytes)
+{
+    void *p = calloc(bytes ? bytes : 1, 1);
+    if (!p) {
+        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
+        exit(2);
+    }
+    return p;
+}
 static char g_ctx[200];
 
 #if defined(__GNUC__)

@@ -27,17 +27,7 @@
 /* uniform integer in [0, k] */
 static int64_t rnd_upto(int64_t k) { return (int64_t)(rnd() % (uint64_t)(k + 1)); }
 
-/* zeroed memory or exit(2); outputs are poisoned explicitly before each call */
-static void *xmalloc(size_t bytes)
-{
-    void *p = calloc(bytes ? bytes : 1, 1);
-    if (!p) {
-        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
-
+/* outputs are poisoned explicitly before each call (xmalloc: test_check.h) */
 static void poison(void *p, size_t bytes) { memset(p, 0xA5, bytes); }
 
 /* ---- elements ---------------------------------------------------------------------------- */

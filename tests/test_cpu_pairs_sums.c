@@ -27,16 +27,7 @@
 #include "test_check.h" /* CHECK, CTX, g_pass, g_fail */
 
 #include "test_rng.h" /* g_rng, rnd, rnd_unit, now_s */
-
-static void *xmalloc(size_t bytes)
-{
-    void *p = calloc(bytes ? bytes : 1, 1);
-    if (!p) {
-        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
+#include "test_cuts.h" /* gp_test_random_cuts */
 
 static const gp_dtype all_types[GP_NDTYPES] = {GP_F32, GP_F64, GP_I32, GP_I64, GP_U32, GP_U64};
 static size_t esz(gp_dtype t) { return (t == GP_F64 || t == GP_I64 || t == GP_U64) ? 8 : 4; }
@@ -660,16 +651,7 @@ static void check_splits(gp_dtype t, const void *y, int64_t n, unsigned what)
     for (int rep = 0; rep < 4; rep++) {
         int np = 1 + (int)(rnd() % 40);
         int64_t *cut = (int64_t *)xmalloc((size_t)(np + 1) * 8);
-        cut[0] = 0;
-        cut[np] = n;
-        for (int p = 1; p < np; p++) cut[p] = n ? (int64_t)(rnd() % (uint64_t)(n + 1)) : 0;
-        /* sort the cuts (insertion) */
-        for (int p = 1; p < np; p++)
-            for (int q = p; q > 1 && cut[q - 1] > cut[q]; q--) {
-                int64_t s = cut[q];
-                cut[q] = cut[q - 1];
-                cut[q - 1] = s;
-            }
+        gp_test_random_cuts(cut, np, n, rnd);
         gp_superacc *parts = (gp_superacc *)xmalloc((size_t)np * sizeof(gp_superacc));
         int *ord = (int *)xmalloc((size_t)np * sizeof(int));
         for (int p = 0; p < np; p++) {

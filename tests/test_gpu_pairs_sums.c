@@ -43,6 +43,7 @@
 #define GUARD 64 /* poisoned words past n */
 #define POISON 0xA5
 #include "test_gpu_check.h" /* G, CHECK, GPU_OK, failf, tcase */
+#include "test_cuts.h" /* gp_test_random_cuts */
 
 static void *xmalloc(size_t bytes)
 {
@@ -331,15 +332,7 @@ static void case_exact_sum(gp_dtype t, int64_t n, int dist, const void *y)
         /* pieces on the GPU, added in a shuffled order */
         int np = 1 + (int)(rnd() % 5);
         int64_t cut[7];
-        cut[0] = 0;
-        cut[np] = n;
-        for (int p = 1; p < np; p++) cut[p] = n ? (int64_t)(rnd() % (uint64_t)(n + 1)) : 0;
-        for (int p = 1; p < np; p++)
-            for (int q = p; q > 1 && cut[q - 1] > cut[q]; q--) {
-                int64_t s = cut[q];
-                cut[q] = cut[q - 1];
-                cut[q - 1] = s;
-            }
+        gp_test_random_cuts(cut, np, n, rnd);
         int ord[6];
         for (int p = 0; p < np; p++) ord[p] = p;
         for (int p = np - 1; p > 0; p--) {
