@@ -114,6 +114,26 @@ typedef struct stats_acc {
     gp_i128 isum;              /* integer types: the exact sum so far */
 } stats_acc;
 
+/* The running sums of one chunk (the file comment's lanes, and the integer sum's two
+ * words) and the running order, hash and extremes, which STATS_CHUNK's loop keeps in
+ * registers and an AVX2 prefix (below) hands over to it. */
+typedef struct stats_lanes {
+    double s[4], q[4];
+    uint64_t ilo;
+    int64_t ihi;
+    uint64_t hash, kmin, kmax, prev;
+    int64_t nans, desc;
+} stats_lanes;
+
+/* The lanes at the start of a chunk, from the running record. */
+static stats_lanes lanes_start(const stats_acc *a)
+{
+    stats_lanes l;
+    memset(&l, 0, sizeof l);
+    l.hash = a->hash, l.kmin = a->min_key, l.kmax = a->max_key, l.prev = a->prev_key;
+    return l;
+}
+
 /* STATS_ELEM(L, i): folds element i into lane L of the STATS_CHUNK loop below (its locals:
  * the float64 lanes sL / qL, the integer sum ilo / ihi, hash, desc, prev, nans, kmin, kmax). */
 #define STATS_ELEM(L, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                              \
@@ -143,9 +163,14 @@ typedef struct stats_acc {
     } while (0)
 
 /* STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG) defines
+ *   static void NAME##_from(const void *y, int64_t i0, int64_t i1, int hashing,
+ *                           stats_acc *a, const stats_lanes *l)
+ * which folds elements [i0, i1) of y, the rest of a chunk whose first elements are in the
+ * lanes *l (i0 - the chunk's start a multiple of 4, so that element i0 goes to lane 0),
+ * into *a (the hash only when hashing != 0); and
  *   static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)
- * which folds elements [i0, i1) (at most one chunk) of y into *a (the hash only when
- * hashing != 0). UT: the unsigned type of the element's bits and key; CT: the C type of the
+ * which folds the whole chunk [i0, i1) (at most GP_CPU_CHUNK elements).
+ * UT: the unsigned type of the element's bits and key; CT: the C type of the
  * element; KEY(bits) -> key; ISNAN(bits) -> int; TOD(value) -> double. Element i0 + j adds
  * into the float64 lanes s[j % 4] and q[j % 4], the loop taking four elements (one per lane)
  * per step, so that the lanes stay in registers. NaN elements add +0.0 to the lanes, which
@@ -154,14 +179,16 @@ typedef struct stats_acc {
  * types): they add exactly into a->isum (the file comment), NEG(value) being 1 for a
  * negative value (0 always for unsigned types). */
 #define STATS_CHUNK(NAME, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG)                             \
-    static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)      \
+    static void NAME##_from(const void *y, int64_t i0, int64_t i1, int hashing,             \
+                            stats_acc *a, const stats_lanes *l)                              \
     {                                                                                        \
         const unsigned char *p = (const unsigned char *)y;                                  \
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0; \
-        uint64_t hash = a->hash, kmin = a->min_key, kmax = a->max_key, prev = a->prev_key;   \
-        uint64_t ilo = 0;                                                                    \
-        int64_t ihi = 0;                                                                     \
-        int64_t nans = 0, desc = 0;                                                          \
+        double s0 = l->s[0], s1 = l->s[1], s2 = l->s[2], s3 = l->s[3];                       \
+        double q0 = l->q[0], q1 = l->q[1], q2 = l->q[2], q3 = l->q[3];                       \
+        uint64_t hash = l->hash, kmin = l->kmin, kmax = l->kmax, prev = l->prev;             \
+        uint64_t ilo = l->ilo;                                                               \
+        int64_t ihi = l->ihi;                                                                \
+        int64_t nans = l->nans, desc = l->desc;                                              \
         int64_t i = i0;                                                                      \
         for (; i + 4 <= i1; i += 4) {                                                        \
             STATS_ELEM(0, i, UT, CT, KEY, ISNAN, TOD, INTSUM, NEG);                          \
@@ -187,6 +214,11 @@ typedef struct stats_acc {
         a->prev_key = prev;                                                                  \
         a->nan_count += nans;                                                                \
         a->descents += desc;                                                                 \
+    }                                                                                        \
+    static void NAME(const void *y, int64_t i0, int64_t i1, int hashing, stats_acc *a)      \
+    {                                                                                        \
+        const stats_lanes l = lanes_start(a);                                                \
+        NAME##_from(y, i0, i1, hashing, a, &l);                                              \
     }
 
 #define KEY_ID(b) (b)
@@ -206,6 +238,166 @@ STATS_CHUNK(stats_chunk_i64, uint64_t, int64_t, KEY_I64, NEVER_NAN, TO_DOUBLE, 1
 STATS_CHUNK(stats_chunk_u32, uint32_t, uint32_t, KEY_ID, NEVER_NAN, TO_DOUBLE, 1, NEVER_NEG)
 STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE, 1, NEVER_NEG)
 
+/* ---- the statistics of 4-byte elements with AVX2 ---------------------------------------- */
+
+/* The same chunks of f32, i32 and u32 elements, their first elements eight at a time in
+ * AVX2 registers: the four float64 lanes of the file comment are the four lanes of one
+ * register (element i0 + j still adds into lane j % 4, in the same order, with a separate
+ * multiply and add, as the plain loop does: no FMA), the integer types' exact sum goes
+ * through four int64 lanes (a chunk of 32-bit values sums exactly in 64 bits), and the
+ * hash, the descents, the NaN count and the extremes are order-free. The result is
+ * therefore bit for bit that of the plain loop, which finishes the chunk's last elements;
+ * gp_cpu_stats uses these where the CPU has AVX2, and tests/test_cpu_kernels.c compares
+ * them with gp_cpu_stats_ref, which never does. On the 2-core machine (2^27 float32) the
+ * statistics took 0.46-0.55 s in the plain loop. */
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define GP_STATS_AVX2 1
+#include <immintrin.h>
+
+#define AVX2_FN static inline __attribute__((target("avx2"), always_inline))
+
+enum { K_F32, K_I32, K_U32 };
+
+/* The low 64 bits of a * c per 64-bit lane (AVX2 has only the 32 x 32 -> 64 multiply). */
+AVX2_FN __m256i mul64_avx2(__m256i a, uint64_t c)
+{
+    const __m256i clo = _mm256_set1_epi64x((long long)(c & 0xFFFFFFFFu));
+    const __m256i chi = _mm256_set1_epi64x((long long)(c >> 32));
+    const __m256i lo = _mm256_mul_epu32(a, clo);
+    const __m256i cross = _mm256_add_epi64(_mm256_mul_epu32(a, chi),
+                                           _mm256_mul_epu32(_mm256_srli_epi64(a, 32), clo));
+    return _mm256_add_epi64(lo, _mm256_slli_epi64(cross, 32));
+}
+
+/* gp_mix64 per 64-bit lane. */
+AVX2_FN __m256i mix64_avx2(__m256i z)
+{
+    z = _mm256_add_epi64(z, _mm256_set1_epi64x((long long)0x9E3779B97F4A7C15ull));
+    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 30)), 0xBF58476D1CE4E5B9ull);
+    z = mul64_avx2(_mm256_xor_si256(z, _mm256_srli_epi64(z, 27)), 0x94D049BB133111EBull);
+    return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
+}
+
+/* Elements [i0, i) of a chunk of 4-byte elements of kind K into *l, i the last multiple of
+ * 8 past i0 within i1; returns i. */
+AVX2_FN int64_t prefix4_avx2(const unsigned char *p, int64_t i0, int64_t i1, int hashing,
+                             stats_lanes *l, int K)
+{
+    const int64_t n8 = (i1 - i0) / 8 * 8;
+    if (n8 == 0) return i0;
+    const __m256i sign = _mm256_set1_epi32((int)0x80000000u);
+    const __m256i rot = _mm256_setr_epi32(7, 0, 1, 2, 3, 4, 5, 6);
+    __m256d s = _mm256_setzero_pd(), q = _mm256_setzero_pd();
+    __m256i isum = _mm256_setzero_si256(), hash = _mm256_setzero_si256();
+    __m256i nans = _mm256_setzero_si256(), desc = _mm256_setzero_si256();
+    __m256i kmin = _mm256_set1_epi32(-1), kmax = _mm256_setzero_si256();
+    __m256i prev = _mm256_set1_epi32((int)(uint32_t)l->prev);
+    for (int64_t i = i0; i < i0 + n8; i += 8) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(p + (size_t)i * 4));
+        __m256i k, isnan = _mm256_setzero_si256();
+        __m256d dlo, dhi;
+        if (K == K_F32) {
+            isnan = _mm256_cmpgt_epi32(_mm256_andnot_si256(sign, x), _mm256_set1_epi32(0x7F800000));
+            k = _mm256_or_si256(_mm256_xor_si256(x, _mm256_or_si256(_mm256_srai_epi32(x, 31), sign)),
+                                isnan);
+            const __m256 f = _mm256_castsi256_ps(_mm256_andnot_si256(isnan, x)); /* NaN: +0 */
+            dlo = _mm256_cvtps_pd(_mm256_castps256_ps128(f));
+            dhi = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
+        } else {
+            k = K == K_I32 ? _mm256_xor_si256(x, sign) : x;
+            /* the values exactly: i32 directly, u32 as (u - 2^31) + 2^31 */
+            const __m256i v = K == K_I32 ? x : _mm256_xor_si256(x, sign);
+            dlo = _mm256_cvtepi32_pd(_mm256_castsi256_si128(v));
+            dhi = _mm256_cvtepi32_pd(_mm256_extracti128_si256(v, 1));
+            if (K == K_U32) {
+                const __m256d two31 = _mm256_set1_pd(2147483648.0);
+                dlo = _mm256_add_pd(dlo, two31);
+                dhi = _mm256_add_pd(dhi, two31);
+            }
+            const __m128i xlo = _mm256_castsi256_si128(x), xhi = _mm256_extracti128_si256(x, 1);
+            isum = _mm256_add_epi64(isum, K == K_I32 ? _mm256_cvtepi32_epi64(xlo) : _mm256_cvtepu32_epi64(xlo));
+            isum = _mm256_add_epi64(isum, K == K_I32 ? _mm256_cvtepi32_epi64(xhi) : _mm256_cvtepu32_epi64(xhi));
+        }
+        if (K == K_F32) { /* elements i..i+3, then i+4..i+7: lane by lane in index order */
+            s = _mm256_add_pd(s, dlo);
+            s = _mm256_add_pd(s, dhi);
+        }
+        q = _mm256_add_pd(q, _mm256_mul_pd(dlo, dlo));
+        q = _mm256_add_pd(q, _mm256_mul_pd(dhi, dhi));
+        if (hashing) {
+            hash = _mm256_add_epi64(hash, mix64_avx2(_mm256_cvtepu32_epi64(_mm256_castsi256_si128(k))));
+            hash = _mm256_add_epi64(hash, mix64_avx2(_mm256_cvtepu32_epi64(_mm256_extracti128_si256(k, 1))));
+        }
+        /* the key before each: the previous vector's last, then this one's first seven */
+        const __m256i before = _mm256_blend_epi32(_mm256_permutevar8x32_epi32(k, rot),
+                                                  _mm256_permutevar8x32_epi32(prev, rot), 1);
+        desc = _mm256_sub_epi32(desc, _mm256_cmpgt_epi32(_mm256_xor_si256(before, sign),
+                                                         _mm256_xor_si256(k, sign)));
+        prev = k;
+        nans = _mm256_sub_epi32(nans, isnan);
+        kmin = _mm256_min_epu32(kmin, k); /* a NaN's key is all ones: never below */
+        kmax = _mm256_max_epu32(kmax, _mm256_andnot_si256(isnan, k));
+    }
+    /* hand over: the float64 lanes as they are, the rest folded */
+    _mm256_storeu_pd(l->s, _mm256_add_pd(_mm256_loadu_pd(l->s), s)); /* l->s: +0.0 here */
+    _mm256_storeu_pd(l->q, _mm256_add_pd(_mm256_loadu_pd(l->q), q));
+    uint32_t u[8], v[8], w[8], c[8];
+    uint64_t h[4], is[4];
+    _mm256_storeu_si256((__m256i *)u, kmin);
+    _mm256_storeu_si256((__m256i *)v, kmax);
+    _mm256_storeu_si256((__m256i *)w, nans);
+    _mm256_storeu_si256((__m256i *)c, desc);
+    _mm256_storeu_si256((__m256i *)h, hash);
+    _mm256_storeu_si256((__m256i *)is, isum);
+    int64_t nn = 0;
+    uint32_t mn = 0xFFFFFFFFu, mx = 0;
+    for (int j = 0; j < 8; j++) {
+        nn += w[j];
+        l->desc += c[j];
+        mn = u[j] < mn ? u[j] : mn;
+        mx = v[j] > mx ? v[j] : mx;
+    }
+    if (nn < n8) { /* some element is not NaN: the extremes count */
+        l->kmin = mn < l->kmin ? mn : l->kmin;
+        l->kmax = mx > l->kmax ? mx : l->kmax;
+    }
+    l->nans += nn;
+    if (hashing) l->hash += h[0] + h[1] + h[2] + h[3];
+    if (K != K_F32) { /* the prefix's exact sum S (|S| < 2^44), added as one element is */
+        const int64_t S = (int64_t)(is[0] + is[1] + is[2] + is[3]);
+        l->ilo += (uint64_t)S;
+        l->ihi += (int64_t)(l->ilo < (uint64_t)S) - (int64_t)(S < 0);
+    }
+    l->prev = (uint32_t)_mm256_extract_epi32(prev, 7);
+    return i0 + n8;
+}
+
+#define STATS_CHUNK_AVX2(NAME, K)                                                            \
+    __attribute__((target("avx2"))) static void NAME##_avx2(const void *y, int64_t i0,      \
+                                                            int64_t i1, int hashing,         \
+                                                            stats_acc *a)                    \
+    {                                                                                        \
+        stats_lanes l = lanes_start(a);                                                      \
+        const int64_t i = prefix4_avx2((const unsigned char *)y, i0, i1, hashing, &l, K);    \
+        NAME##_from(y, i, i1, hashing, a, &l);                                               \
+    }
+STATS_CHUNK_AVX2(stats_chunk_f32, K_F32)
+STATS_CHUNK_AVX2(stats_chunk_i32, K_I32)
+STATS_CHUNK_AVX2(stats_chunk_u32, K_U32)
+
+/* 1 when this CPU runs AVX2 (asked once). */
+static int have_avx2(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        __builtin_cpu_init();
+        known = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return known;
+}
+#else
+#define GP_STATS_AVX2 0
+#endif
 
 /* Statistics of y[0, n) — the CPU twin of gp_backend.stats.
  *
@@ -222,7 +414,10 @@ STATS_CHUNK(stats_chunk_u64, uint64_t, uint64_t, KEY_ID, NEVER_NAN, TO_DOUBLE, 1
  * record is gp_stats_empty() with has_x = 0 and order_valid and has_isum as above.
  * One pass over the data; the result is bitwise reproducible.
  * Returns GP_OK, or GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL out, unknown flags). */
-int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out)
+/* gp_cpu_stats with the plain chunk loops (simd = 0) or, where the CPU has AVX2, the AVX2
+ * ones for 4-byte types (simd = 1): the same result bit for bit. */
+static int stats_run(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out,
+                     int simd)
 {
     if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
     if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
@@ -250,6 +445,15 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     case GP_U64: chunk = stats_chunk_u64; break;
     default: return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
     }
+#if GP_STATS_AVX2
+    if (simd && have_avx2()) {
+        if (t == GP_F32) chunk = stats_chunk_f32_avx2;
+        else if (t == GP_I32) chunk = stats_chunk_i32_avx2;
+        else if (t == GP_U32) chunk = stats_chunk_u32_avx2;
+    }
+#else
+    (void)simd;
+#endif
 
     const size_t es = gp_dtype_size(t);
     const uint64_t first_key = gp_key_of(t, y);
@@ -294,6 +498,16 @@ int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats 
     if (flags & GP_STATS_NOHASH) s.hash = 0;
     *out = s;
     return GP_OK;
+}
+
+int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out)
+{
+    return stats_run(t, y, n, flags, out, 1);
+}
+
+int gp_cpu_stats_ref(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out)
+{
+    return stats_run(t, y, n, flags, out, 0);
 }
 
 /* ---- trapezoid rules ------------------------------------------------------------------- */

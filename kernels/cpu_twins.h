@@ -16,6 +16,9 @@ extern "C" {
 /* ---- CPU twins (kernels/cpu_backend.c) -----------------------------------------------------
  * The reference implementations behind gp_backend_cpu(); same meaning as the table. */
 int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
+/* gp_cpu_stats's frozen plain form: the same record bit for bit, never with SIMD (the
+ * check of gp_cpu_stats's AVX2 loops, kernels/cpu_backend.c). */
+int gp_cpu_stats_ref(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
 int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
 int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
                    double *wsum);

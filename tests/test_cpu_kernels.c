@@ -386,6 +386,17 @@ static void check_stats(gp_dtype t, const void *y, int64_t n)
         poison(&s2, sizeof s2);
         gp_cpu_stats(t, y, n, flags, &s2);
         CHECK(memcmp(&s, &s2, sizeof s) == 0, "stats(flags=%u) not bitwise reproducible", flags);
+        /* the SIMD loops (where the CPU has them) against the frozen plain ones, also from
+         * an element offset that breaks the buffer's alignment */
+        for (int64_t off = 0; off <= (n > 1 ? 1 : 0); off++) {
+            gp_stats f, r;
+            poison(&f, sizeof f);
+            poison(&r, sizeof r);
+            rc = gp_cpu_stats(t, elem(t, y, off), n - off, flags, &f);
+            rc |= gp_cpu_stats_ref(t, elem(t, y, off), n - off, flags, &r);
+            CHECK(rc == GP_OK && memcmp(&f, &r, sizeof f) == 0,
+                  "stats(flags=%u, from element %" PRId64 ") differs from stats_ref", flags, off);
+        }
         if (n == 0) {
             gp_stats e = gp_stats_empty();
             e.has_x = 0;
@@ -1135,8 +1146,9 @@ static void test_func_exact_order(void)
 
 static void test_sweep(void)
 {
-    static const int64_t sizes[] = {0,    1,    2,    7,    31,    32,    33,     63,     64,
-                                    65,   1023, 1024, 1025, 4096,  4097,  12289,  65537,  1000003};
+    static const int64_t sizes[] = {0,    1,    2,    7,     8,     9,     31,    32,
+                                    33,   63,   64,   65,    1023,  1024,  1025,  4095,
+                                    4096, 4097, 12289, 65537, 1000003};
     const int64_t maxn = 1000003;
     void *y = xmalloc((size_t)maxn * 8);
     for (int ti = 0; ti < GP_NDTYPES; ti++) {
@@ -1151,6 +1163,48 @@ static void test_sweep(void)
                 check_keys_and_sort(t, y, n);
                 if (d != D_SPECIAL) check_trap_x(t, y, n);
             }
+    }
+    free(y);
+}
+
+/* gp_cpu_stats against gp_cpu_stats_ref, bit for bit, on data that make every lane's
+ * rounding and every order-free field count: random bit patterns (floats of every
+ * magnitude, NaNs among them), all NaNs, and a run of NaNs longer than a chunk before
+ * ordinary values; at the sizes around the SIMD width and the chunk, from element offsets
+ * 0-3. (check_stats compares them on the sweep's data too.) */
+static void test_stats_simd(void)
+{
+    static const int64_t sizes[] = {1, 7, 8, 9, 15, 16, 17, 4095, 4096, 4097, 8200, 65537};
+    const int64_t maxn = 65537 + 3;
+    void *y = xmalloc((size_t)maxn * 8);
+    for (int ti = 0; ti < GP_NDTYPES; ti++) {
+        const gp_dtype t = all_types[ti];
+        for (int kind = 0; kind < 3; kind++) {
+            if (kind > 0 && !gp_dtype_is_float(t)) continue;
+            const uint64_t qnan = t == GP_F32 ? 0x7FC00000u : 0x7FF8000000000000ull;
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                const int64_t n = sizes[si] + 3;
+                for (int64_t i = 0; i < n; i++) {
+                    const int nan = kind == 1 || (kind == 2 && i < 4096 + 5);
+                    put_bits(t, y, i, nan ? qnan ^ (rnd() & 1 ? 0 : (uint64_t)1 << (esz(t) * 8 - 1)) : rnd());
+                }
+                for (int64_t off = 0; off <= 3; off++)
+                    for (unsigned flags = 0; flags <= (GP_STATS_ORDER | GP_STATS_NOHASH); flags++) {
+                        snprintf(g_ctx, sizeof g_ctx, "stats simd %s n=%" PRId64 " from %" PRId64 " %s",
+                                 gp_dtype_name(t), n - off, off,
+                                 kind == 0 ? "random bits" : kind == 1 ? "all NaN" : "NaN run first");
+                        gp_stats f, r;
+                        poison(&f, sizeof f);
+                        poison(&r, sizeof r);
+                        int rc = gp_cpu_stats(t, elem(t, y, off), n - off, flags, &f);
+                        rc |= gp_cpu_stats_ref(t, elem(t, y, off), n - off, flags, &r);
+                        CHECK(rc == GP_OK && memcmp(&f, &r, sizeof f) == 0,
+                              "flags %u: differs from stats_ref (sum %.17g / %.17g, sumsq %.17g / "
+                              "%.17g, min %#" PRIx64 " / %#" PRIx64 ")",
+                              flags, f.sum, r.sum, f.sumsq, r.sumsq, f.min_key, r.min_key);
+                    }
+            }
+        }
     }
     free(y);
 }
@@ -1303,6 +1357,12 @@ int main(void)
     g_rng = seed;
     printf("test_cpu_kernels: seed %" PRIu64 " (rerun with GPUPRIM_TEST_SEED=%" PRIu64 ")\n",
            seed, seed);
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    printf("test_cpu_kernels: %s\n", __builtin_cpu_supports("avx2")
+                                         ? "AVX2: gp_cpu_stats's AVX2 loops checked against stats_ref"
+                                         : "no AVX2: gp_cpu_stats runs the plain loops of stats_ref");
+#endif
     fflush(stdout);
 
     const double t0 = now_s();
@@ -1315,6 +1375,7 @@ int main(void)
         {"trap_fn", test_trap_fn},
         {"sort extras", test_sort_extra},
         {"merge_split", test_merge_split_all},
+        {"stats against stats_ref (SIMD)", test_stats_simd},
         {"stats/keys/sort/trap_x sweep", test_sweep},
         {"large sort", test_large_sort},
     };
