@@ -191,12 +191,18 @@ void gp_report_binding(MPI_Comm comm, const gp_binding *b)
     free(all);
 }
 
-/* JSON number: NaN and infinities as the strings "nan", "inf", "-inf". */
+/* JSON number: NaN and infinities as the strings "nan", "inf", "-inf"; a finite value with
+ * a decimal point or an exponent always (an integral mean as 2.0, not 2), so that readers
+ * such as Python's json take every such field as a float. */
 static void jnum(FILE *f, double x)
 {
+    char b[40];
     if (isnan(x)) fprintf(f, "\"nan\"");
     else if (isinf(x)) fprintf(f, x > 0 ? "\"inf\"" : "\"-inf\"");
-    else fprintf(f, "%.17g", x);
+    else {
+        snprintf(b, sizeof b, "%.17g", x);
+        fprintf(f, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
+    }
 }
 
 static void jstr(FILE *f, const char *s)

@@ -114,6 +114,7 @@ def run_case(args, P, name, path, vals, dt, extra=(), env=None, tag=""):
     check(summary_sum(p.stdout) == str(s), f"{what}: summary sum {summary_sum(p.stdout)!r}, want {s}")
     check(type(r["sum"]) is int and r["sum"] == s, f"{what}: JSON sum {r['sum']!r}, want {s}")
     check(r["mean"] == mean, f"{what}: mean {r['mean']!r}, want {mean!r} (the exact sum / count)")
+    check(type(r["mean"]) is float, f"{what}: JSON mean {r['mean']!r} reads as {type(r['mean']).__name__}, not float")
     check(r["integral"] == trap, f"{what}: integral {r['integral']!r}, want {trap!r}")
     return r["sum"], r["mean"], r["integral"], r
 
