@@ -3,6 +3,7 @@
 #include "tuning.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->sort_smem, "GPUPRIM_SORT_SMEM"},         {&e->sort_graph, "GPUPRIM_SORT_GRAPH"},
         {&e->sort_wide, "GPUPRIM_SORT_WIDE"},         {&e->sort_wide_from, "GPUPRIM_SORT_WIDE_FROM"},
         {&e->stats_unroll, "GPUPRIM_STATS_UNROLL"},   {&e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT"},
+        {&e->xchg_piece, "GPUPRIM_EXCHANGE_PIECE_BYTES"}, {&e->xchg_stage, "GPUPRIM_EXCHANGE_STAGE"},
+        {&e->xchg_node_ranks, "GPUPRIM_EXCHANGE_NODE_RANKS"},
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) *vars[i].field = getenv(vars[i].name);
 }
@@ -25,6 +28,16 @@ static long long positive(const char *s)
     if (!s || !*s) return 0;
     const long long v = atoll(s);
     return v > 0 ? v : 0;
+}
+
+/* A positive integer knob given as digits alone (strtoll's whole string), else 0. */
+static long long positive_strict(const char *s)
+{
+    if (!s || !*s) return 0;
+    char *end = NULL;
+    errno = 0;
+    const long long v = strtoll(s, &end, 10);
+    return end && *end == '\0' && errno == 0 && v > 0 ? v : 0;
 }
 
 /* GPUPRIM_DEVICE_MEM_LIMIT: digits only, below 2^64. */
@@ -61,6 +74,11 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
     if (u && (strcmp(u, "2") == 0 || strcmp(u, "4") == 0 || strcmp(u, "8") == 0))
         t->stats_unroll = atoi(u);
     parse_mem_limit(e->mem_limit, t);
+    const long long piece = positive_strict(e->xchg_piece);
+    t->xchg_piece = piece > (1ll << 30) ? (1ll << 30) : piece;
+    t->xchg_stage = e->xchg_stage && strcmp(e->xchg_stage, "1") == 0;
+    const long long k = positive_strict(e->xchg_node_ranks);
+    t->xchg_node_ranks = k > INT_MAX ? 0 : (int)k;
 }
 
 static gp_tuning g_tuning;

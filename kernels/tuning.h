@@ -9,6 +9,11 @@
  *   GPUPRIM_STATS_UNROLL=2|4|8       loads in flight per thread of the statistics
  *   GPUPRIM_DEVICE_MEM_LIMIT=<bytes> both backends report at most this much free device
  *                                    memory (a test knob; a malformed value is an error)
+ * and the rank exchange's (ranks/exchange.c):
+ *   GPUPRIM_EXCHANGE_PIECE_BYTES=<bytes> the mpi transport's staging pieces (up to 1 GiB)
+ *   GPUPRIM_EXCHANGE_STAGE=1         stage through host pieces also where MPI could take the
+ *                                    memory itself (a test knob)
+ *   GPUPRIM_EXCHANGE_NODE_RANKS=<k>  count a node's ranks as nodes of k ranks (a test knob)
  *
  * Private to the library and its tests and benchmarks (not installed). */
 #ifndef GP_TUNING_H
@@ -25,6 +30,7 @@ extern "C" {
 typedef struct gp_tuning_env {
     const char *sort_smem, *sort_graph, *sort_wide, *sort_wide_from, *stats_unroll;
     const char *mem_limit;
+    const char *xchg_piece, *xchg_stage, *xchg_node_ranks;
 } gp_tuning_env;
 
 /* The decided knobs. 0 in a field means "the built-in default" unless it says otherwise. */
@@ -37,6 +43,9 @@ typedef struct gp_tuning {
     int mem_limit_set;         /* 1: mem_limit caps the free device memory */
     uint64_t mem_limit;        /* bytes */
     char mem_limit_error[128]; /* non-empty when GPUPRIM_DEVICE_MEM_LIMIT is malformed */
+    int64_t xchg_piece;        /* a positive byte count up to 2^30 (larger ones: 2^30), or 0 */
+    int xchg_stage;            /* 1 for "1", else 0 */
+    int xchg_node_ranks;       /* a positive count up to INT_MAX, or 0 */
 } gp_tuning;
 
 /* Fills *e from the process's environment. */

@@ -6,6 +6,7 @@
 #include "gpuprim/exact_sum.h"
 #include "merge_path.h"
 #include "gpuprim/h5io.h" /* gp_shard_range */
+#include "tuning.h"           /* the exchange's knobs */
 
 #include <errno.h>
 #include <limits.h>
@@ -691,10 +692,8 @@ int gp_exchange_run(gp_exchange *x, int64_t *nkeys, int stable, gp_exchange_info
  * machine. Collective over the node (every rank sees the same environment). */
 static void node_knob(gp_exchange *x)
 {
-    const char *v = getenv("GPUPRIM_EXCHANGE_NODE_RANKS");
-    char *end = NULL;
-    const long k = v && *v ? strtol(v, &end, 10) : 0;
-    if (k <= 0 || !end || *end) return;
+    const int k = gp_tuning_get()->xchg_node_ranks;
+    if (k <= 0) return;
     int nr = 0;
     MPI_Comm sub;
     MPI_Comm_rank(x->node, &nr);
@@ -720,15 +719,9 @@ static int mpi_takes_device_memory(void)
  * a positive integer up to 1 GiB; default XCH_PIECE). */
 static int needs_staging(const gp_backend *be, int64_t *piece)
 {
-    const char *v = getenv("GPUPRIM_EXCHANGE_PIECE_BYTES");
-    *piece = XCH_PIECE;
-    if (v && *v) {
-        char *end = NULL;
-        const long long p = strtoll(v, &end, 10);
-        if (end && *end == '\0' && p > 0) *piece = p < GP_MPI_PIECE ? p : GP_MPI_PIECE;
-    }
-    const char *f = getenv("GPUPRIM_EXCHANGE_STAGE");
-    if (f && strcmp(f, "1") == 0) return 1;
+    const gp_tuning *t = gp_tuning_get(); /* the knobs, read once (kernels/tuning.h) */
+    *piece = t->xchg_piece > 0 ? t->xchg_piece : XCH_PIECE;
+    if (t->xchg_stage) return 1;
     return !(be->caps & GP_CAP_HOST_MEMORY) && !mpi_takes_device_memory();
 }
 

@@ -23,8 +23,34 @@ int main(void)
     memset(&none, 0, sizeof none);
     gp_tuning t = parse(none);
     CHECK(t.sort_smem == 0 && t.sort_graph == 1 && t.sort_wide == 0 && t.sort_wide_from == 0 &&
-              t.stats_unroll == 0 && !t.mem_limit_set && t.mem_limit_error[0] == 0,
+              t.stats_unroll == 0 && !t.mem_limit_set && t.mem_limit_error[0] == 0 &&
+              t.xchg_piece == 0 && t.xchg_stage == 0 && t.xchg_node_ranks == 0,
           "unset: every default");
+
+    /* the exchange's knobs: digits alone, positive; the piece at most 2^30; stage only "1" */
+    const struct { const char *piece, *stage, *nodes; int64_t want_piece; int want_stage, want_nodes; } xk[] = {
+        {"1000", "1", "2", 1000, 1, 2},
+        {"65536", "0", "3", 65536, 0, 3},
+        {"1073741824", "true", "1", 1073741824, 0, 1},
+        {"1073741825", "01", "2147483647", 1073741824, 0, 2147483647},
+        {"99999999999999999999", "", "2147483648", 0, 0, 0}, /* out of range: ignored */
+        {"0", NULL, "0", 0, 0, 0},
+        {"-5", " 1", "-1", 0, 0, 0},
+        {"8M", "1 ", "2x", 0, 0, 0},
+        {"", NULL, "", 0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof xk / sizeof xk[0]; i++) {
+        gp_tuning_env x = none;
+        x.xchg_piece = xk[i].piece;
+        x.xchg_stage = xk[i].stage;
+        x.xchg_node_ranks = xk[i].nodes;
+        t = parse(x);
+        CHECK(t.xchg_piece == xk[i].want_piece && t.xchg_stage == xk[i].want_stage &&
+                  t.xchg_node_ranks == xk[i].want_nodes,
+              "exchange knobs '%s' '%s' '%s': piece %lld stage %d nodes %d", xk[i].piece,
+              xk[i].stage ? xk[i].stage : "(unset)", xk[i].nodes, (long long)t.xchg_piece,
+              t.xchg_stage, t.xchg_node_ranks);
+    }
 
     gp_tuning_env e = none;
     e.sort_smem = "140000";
