@@ -1060,6 +1060,7 @@ static const gp_backend cpu_backend = {
     .ipc_open = cpu_ipc_open,
     .ipc_close = cpu_ipc_close,
     .synchronize = cpu_done,
+    .sort_spare = gp_cpu_sort_spare,
 };
 
 /* The CPU backend: a static table whose memory functions are malloc/free (alloc(0) and

@@ -284,9 +284,12 @@ static int streamable(const rsort *rs, int to)
            (!rs->hv || ((uintptr_t)rs->v[to] & 7) == 0);
 }
 
-/* The LSD passes (the file comment); scratch holds n values (with hv) then n keys. Returns
- * GP_OK or GP_ENOMEM. */
-static int lsd(rsort *rs, int64_t n)
+/* The LSD passes (the file comment) between the caller's arrays and the scratch: the
+ * caller's spare arrays when rs->k[1] is set (and rs->v[1] with values), else n values
+ * (with hv) then n keys allocated here. With `stay` and a lent scratch the result may end
+ * in it (*in_spare = 1: an odd number of passes); else it is copied back. Returns GP_OK or
+ * GP_ENOMEM. */
+static int lsd(rsort *rs, int64_t n, int stay, int *in_spare)
 {
     const int nd = rs->vd + rs->kd;
     size_t *hist = (size_t *)calloc((size_t)nd * RS_SIZE, sizeof(size_t));
@@ -299,14 +302,17 @@ static int lsd(rsort *rs, int64_t n)
         passes += !(d < rs->vd && vasc) &&
                   hist[(size_t)d * RS_SIZE + first_digit(rs, d)] != (size_t)n;
     const size_t ebytes = (size_t)rs->w + (rs->hv ? 8u : 0u);
+    const int lent = rs->k[1] != NULL;
     unsigned char *scratch =
-        passes ? (unsigned char *)gp_cpu_big_alloc((size_t)n * ebytes + 64) : NULL;
-    if (passes && !scratch) {
+        passes && !lent ? (unsigned char *)gp_cpu_big_alloc((size_t)n * ebytes + 64) : NULL;
+    if (passes && !lent && !scratch) {
         free(hist);
         return GP_ENOMEM;
     }
-    rs->v[1] = rs->hv ? (uint64_t *)scratch : NULL; /* the values first: 8-byte aligned */
-    rs->k[1] = scratch + (rs->hv ? ((size_t)n * 8 + 63) / 64 * 64 : 0); /* 64-byte aligned */
+    if (!lent) {
+        rs->v[1] = rs->hv ? (uint64_t *)scratch : NULL; /* the values first: 8-byte aligned */
+        rs->k[1] = scratch + (rs->hv ? ((size_t)n * 8 + 63) / 64 * 64 : 0); /* 64-byte aligned */
+    }
     /* the line buffers of scatter_nt_g: keys (64 bytes a bucket), then values (up to 128);
      * without them the scatters store plainly */
     unsigned char *lines = passes && RS_NT && n >= RS_NT_MIN
@@ -332,7 +338,8 @@ static int lsd(rsort *rs, int64_t n)
         }
         side = !side;
     }
-    if (side) {
+    *in_spare = side && lent && stay;
+    if (side && !*in_spare) {
         memcpy(rs->k[0], rs->k[1], (size_t)n * (size_t)rs->w);
         if (rs->hv) memcpy(rs->v[0], rs->v[1], (size_t)n * 8);
     }
@@ -342,9 +349,11 @@ static int lsd(rsort *rs, int64_t n)
     return GP_OK;
 }
 
-int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+int gp_cpu_radix_sort_spare(int width, void *keys, uint64_t *vals, void *spare_keys,
+                            uint64_t *spare_vals, int64_t n, int stable, int *in_spare)
 {
     rsort rs;
+    int stay = 0;
     memset(&rs, 0, sizeof rs);
     rs.w = width;
     rs.hv = vals != NULL;
@@ -352,12 +361,22 @@ int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stab
     rs.kd = width == 4 ? 3 : 6; /* 11 + 11 + 10 bits, or 5 * 11 + 9 */
     rs.k[0] = (unsigned char *)keys;
     rs.v[0] = vals;
+    rs.k[1] = (unsigned char *)spare_keys;
+    rs.v[1] = spare_keys ? spare_vals : NULL;
+    if (!in_spare) in_spare = &stay;
+    else stay = 1;
+    *in_spare = 0;
     if (n < 2) return GP_OK;
     if (n < RS_SMALL) {
         RS_DISPATCH(insertion_g, &rs, n);
         return GP_OK;
     }
-    return lsd(&rs, n);
+    return lsd(&rs, n, stay, in_spare);
+}
+
+int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
+{
+    return gp_cpu_radix_sort_spare(width, keys, vals, NULL, NULL, n, stable, NULL);
 }
 
 /* Records a failure of a checked entry under the public name `who` (gp_cpu_fail). */
@@ -457,6 +476,37 @@ int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64
         return WHO_FAIL(rc, "scratch buffer of %lld %s x %d%s bytes", (long long)n, what, width,
                         vals ? " + 8" : "");
     return GP_OK;
+}
+
+int gp_cpu_sort_spare_as(const char *who, int width, void *keys, uint64_t *vals,
+                         void *spare_keys, uint64_t *spare_vals, int64_t n, int stable,
+                         int *in_spare)
+{
+    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (!in_spare) return WHO_FAIL(GP_EINVAL, "in_spare is NULL");
+    *in_spare = 0;
+    if (n > 0 && (!keys || !spare_keys || (vals && !spare_vals)))
+        return WHO_FAIL(GP_EINVAL, "%s is NULL with n = %lld",
+                        !keys ? "keys" : !spare_keys ? "spare_keys" : "spare_vals", (long long)n);
+    if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
+        return WHO_FAIL(GP_ENOMEM, "n = %lld do not fit in memory", (long long)n);
+    const size_t kb = (size_t)n * (size_t)width, vb = vals ? (size_t)n * 8 : 0;
+    const void *a[4] = {keys, vals, spare_keys, vals ? spare_vals : NULL};
+    const size_t len[4] = {kb, vb, kb, vb};
+    for (int i = 0; i < 4; i++)
+        for (int k = i + 1; k < 4; k++)
+            if (ranges_overlap(a[i], len[i], a[k], len[k]))
+                return WHO_FAIL(GP_EINVAL, "the keys, values and spares overlap");
+    return gp_cpu_radix_sort_spare(width, keys, vals, spare_keys, vals ? spare_vals : NULL, n,
+                                   stable != 0, in_spare);
+}
+
+int gp_cpu_sort_spare(int width, void *keys, uint64_t *vals, void *spare_keys,
+                      uint64_t *spare_vals, int64_t n, int stable, int *in_spare)
+{
+    return gp_cpu_sort_spare_as(__func__, width, keys, vals, spare_keys, spare_vals, n, stable,
+                                in_spare);
 }
 
 int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)

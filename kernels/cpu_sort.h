@@ -34,6 +34,15 @@ void *gp_cpu_big_alloc(size_t bytes);
  * algorithm. */
 int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
 
+/* The same sort with the caller's spare arrays as its scratch (spare_keys: room for n keys;
+ * spare_vals: for n values when vals is given; neither overlapping keys, vals or each
+ * other), so that nothing of the data's size is allocated. in_spare NULL: the result is in
+ * (keys, vals) on return. Else *in_spare says where the last pass left it: 0 in (keys,
+ * vals), 1 in (spare_keys, spare_vals) (then keys and vals hold scratch), which saves the
+ * copy back after an odd number of passes. spare_keys NULL: as gp_cpu_radix_sort. */
+int gp_cpu_radix_sort_spare(int width, void *keys, uint64_t *vals, void *spare_keys,
+                            uint64_t *spare_vals, int64_t n, int stable, int *in_spare);
+
 /* The checked entries behind gp_cpu_keys, gp_cpu_sort and gp_cpu_merge_split (gpuprim/kernels.h)
  * and their keys-only / pairs / ascending / descending wrappers: the same, with failures
  * recorded under the name `who` (the public function the caller was called as). */
@@ -41,6 +50,9 @@ int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, voi
                    int64_t n);
 int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
                    int stable);
+int gp_cpu_sort_spare_as(const char *who, int width, void *keys, uint64_t *vals,
+                         void *spare_keys, uint64_t *spare_vals, int64_t n, int stable,
+                         int *in_spare);
 int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
                           const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
                           const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,

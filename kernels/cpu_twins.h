@@ -43,6 +43,10 @@ int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, i
  * Arguments, results and errors are those of the twin each case stands for. */
 int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n);
 int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+/* gp_cpu_sort_spare: gp_backend.sort_spare (the same sort, the caller's spares as its
+ * scratch). */
+int gp_cpu_sort_spare(int width, void *keys, uint64_t *vals, void *spare_keys,
+                      uint64_t *spare_vals, int64_t n, int stable, int *in_spare);
 int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h> /* madvise */
+#include <unistd.h>   /* sysconf */
 
 /* Open MPI's extensions: MPIX_Query_cuda_support (is the MPI CUDA-aware at run time?) */
 #if defined(__has_include)
@@ -1059,6 +1061,28 @@ void *gp_exchange_keys(const gp_exchange *x) { return x->kb[x->cur]; }
 uint64_t *gp_exchange_values(const gp_exchange *x) { return x->vb[x->cur]; }
 void *gp_exchange_spare_keys(const gp_exchange *x) { return x->kb[x->cur ^ 1]; }
 uint64_t *gp_exchange_spare_values(const gp_exchange *x) { return x->vb[x->cur ^ 1]; }
+void gp_exchange_use_spare(gp_exchange *x) { x->cur ^= 1; }
+
+int gp_exchange_release_spare(gp_exchange *x)
+{
+    if (!x->base || x->base_window || !(x->be->caps & GP_CAP_HOST_MEMORY)) return 0;
+    const long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return 0;
+    const int s = x->cur ^ 1;
+    const size_t bytes[2] = {(size_t)x->m * (size_t)x->width, x->values ? (size_t)x->m * 8 : 0};
+    char *const at[2] = {x->kb[s], (char *)x->vb[s]};
+    size_t released = 0;
+    for (int i = 0; i < 2; i++) {
+        if (!at[i] || bytes[i] == 0) continue;
+        /* the whole pages inside the buffer */
+        const uintptr_t a = ((uintptr_t)at[i] + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+        const uintptr_t e = ((uintptr_t)at[i] + bytes[i]) & ~((uintptr_t)pg - 1);
+        if (e <= a) continue;
+        if (madvise((void *)a, e - a, MADV_DONTNEED) == 0) released += e - a;
+    }
+    return released > 0;
+}
+
 gp_transport gp_exchange_transport(const gp_exchange *x)
 {
     return x->shared ? GP_TRANSPORT_SHARED : GP_TRANSPORT_MPI;

@@ -84,6 +84,43 @@ static uint64_t val_of_dist(int vd, int64_t i, int64_t n)
 
 static size_t g_kshift, g_vshift; /* bytes past a 64-byte boundary of the sorted arrays */
 
+static int64_t g_spare_used[2]; /* sort_spare results left in place / in the spare */
+
+/* gp_cpu_sort_spare of the case of check_sort (r: its sorted records), its spares poisoned
+ * and shifted like the caller's arrays. */
+static void check_sort_spare(int w, int kd, int vd, int64_t n, int stable, const rec *r,
+                             const void *kin, const uint64_t *vin)
+{
+    const size_t span = ((size_t)(n ? n : 1) * 8 + 127) / 64 * 64;
+    unsigned char *mem[4];
+    for (int i = 0; i < 4; i++) {
+        mem[i] = aligned_alloc(64, span);
+        memset(mem[i], 0xA5, span);
+    }
+    void *k = mem[0] + g_kshift, *sk = mem[2] + g_kshift;
+    uint64_t *v = vd >= 0 ? (uint64_t *)(mem[1] + g_vshift) : NULL;
+    uint64_t *sv = vd >= 0 ? (uint64_t *)(mem[3] + g_vshift) : NULL;
+    memcpy(k, kin, (size_t)n * (size_t)w);
+    if (v) memcpy(v, vin, (size_t)n * 8);
+    int in_spare = -1;
+    const int rc = gp_cpu_sort_spare(w, n ? k : NULL, v, n ? sk : NULL, sv, n, stable, &in_spare);
+    CHECK(rc == GP_OK && (in_spare == 0 || in_spare == 1),
+          "sort_spare w=%d keys=%s vals=%s n=%lld: rc %d, in_spare %d", w, kd_names[kd],
+          vd >= 0 ? vd_names[vd] : "none", (long long)n, rc, in_spare);
+    if (rc == GP_OK && (in_spare == 0 || in_spare == 1)) {
+        g_spare_used[in_spare]++;
+        const void *rk = in_spare ? sk : k;
+        const uint64_t *rv = in_spare ? sv : v;
+        int64_t bad = -1;
+        for (int64_t i = 0; i < n && bad < 0; i++)
+            if (get(rk, w, i) != r[i].k || (rv && rv[i] != r[i].v)) bad = i;
+        CHECK(bad < 0, "sort_spare w=%d keys=%s vals=%s n=%lld stable=%d (result in the %s): "
+                       "first difference at %lld", w, kd_names[kd], vd >= 0 ? vd_names[vd] : "none",
+              (long long)n, stable, in_spare ? "spare" : "arrays", (long long)bad);
+    }
+    for (int i = 0; i < 4; i++) free(mem[i]);
+}
+
 /* gp_cpu_sort of one case (vd < 0: keys alone) against qsort, and the wrapper's result. */
 static void check_sort(int w, int kd, int vd, int64_t n, int stable)
 {
@@ -104,6 +141,10 @@ static void check_sort(int w, int kd, int vd, int64_t n, int stable)
     }
     memcpy(k2, k, (size_t)n * (size_t)w);
     if (v) memcpy(v2, v, (size_t)n * 8);
+    void *k3 = malloc((size_t)(n ? n : 1) * 8);
+    uint64_t *v3 = malloc((size_t)(n ? n : 1) * 8);
+    memcpy(k3, k, (size_t)n * (size_t)w);
+    if (v) memcpy(v3, v, (size_t)n * 8);
     g_byval = v && stable;
     qsort(r, (size_t)n, sizeof *r, rec_cmp);
     const int rc = gp_cpu_sort(w, n ? k : NULL, v, n, stable);
@@ -119,6 +160,10 @@ static void check_sort(int w, int kd, int vd, int64_t n, int stable)
     CHECK(rc2 == GP_OK && memcmp(k, k2, (size_t)n * (size_t)w) == 0 &&
               (!v || memcmp(v, v2, (size_t)n * 8) == 0),
           "sort w=%d n=%lld: the wrapper differs from gp_cpu_sort", w, (long long)n);
+    /* the same sort with poisoned spares as its scratch: the result where in_spare says */
+    check_sort_spare(w, kd, vd, n, stable, r, k3, v3);
+    free(k3);
+    free(v3);
     free(kmem);
     free(k2);
     free(vmem);
@@ -388,6 +433,18 @@ static void test_errors(void)
     CHECK(nout == -5, "nout written on failure");
     CHECK(strstr(gp_backend_cpu()->last_error(), "gp_cpu_merge_split") != NULL,
           "error not named: %s", gp_backend_cpu()->last_error());
+    uint64_t sk[4], sv[4];
+    int in_spare = -1;
+    CHECK(gp_cpu_sort_spare(8, k, v, sk, sv, 4, 1, NULL) == GP_EINVAL, "sort_spare: NULL in_spare accepted");
+    CHECK(gp_cpu_sort_spare(8, k, v, NULL, sv, 4, 1, &in_spare) == GP_EINVAL, "sort_spare: NULL spare_keys accepted");
+    CHECK(gp_cpu_sort_spare(8, k, v, sk, NULL, 4, 1, &in_spare) == GP_EINVAL, "sort_spare: NULL spare_vals accepted");
+    CHECK(gp_cpu_sort_spare(8, k, v, k + 1, sv, 3, 1, &in_spare) == GP_EINVAL, "sort_spare: spare overlapping keys accepted");
+    CHECK(gp_cpu_sort_spare(8, k, v, sk, sk, 4, 1, &in_spare) == GP_EINVAL, "sort_spare: spares overlapping accepted");
+    CHECK(gp_cpu_sort_spare(8, k, NULL, sk, NULL, 4, 0, &in_spare) == GP_OK && in_spare >= 0,
+          "sort_spare: keys alone without spare values refused");
+    CHECK(strstr(gp_backend_cpu()->last_error(), "gp_cpu_sort_spare") != NULL, "error not named: %s",
+          gp_backend_cpu()->last_error());
+    CHECK(gp_backend_cpu()->sort_spare == gp_cpu_sort_spare, "the CPU backend's sort_spare");
 }
 
 int main(void)
@@ -396,5 +453,8 @@ int main(void)
     test_merge();
     test_keys();
     test_errors();
+    CHECK(g_spare_used[0] > 0 && g_spare_used[1] > 0,
+          "sort_spare left results in place %lld times and in the spare %lld times: both expected",
+          (long long)g_spare_used[0], (long long)g_spare_used[1]);
     return gp_check_done("test_cpu_sort");
 }

@@ -173,6 +173,23 @@ uint64_t *gp_exchange_values(const gp_exchange *x);
 void *gp_exchange_spare_keys(const gp_exchange *x);
 uint64_t *gp_exchange_spare_values(const gp_exchange *x);
 
+/* The spare becomes the current buffer and the current one the spare: for a caller whose
+ * data ended in the spare (gp_backend.sort_spare). Not collective; outside gp_exchange_run
+ * only. */
+void gp_exchange_use_spare(gp_exchange *x);
+
+/* Gives the spare's memory pages back to the system where they are this process's private
+ * host memory (a backend with GP_CAP_HOST_MEMORY and the mpi transport's buffers):
+ * madvise(MADV_DONTNEED) on the whole pages inside the buffers, which stay valid, their
+ * contents lost (they read as zeros). For a caller done with the spare, so that what comes
+ * next (the page cache of a write) takes pages just freed rather than fresh ones: on the
+ * 2-core test machine the write of a 1 GiB job at 2 ranks took 0.32-0.39 s after it, and
+ * 2.2-2.4 s without it (bench/RESULTS.md, 2026-12-02). Not done in a shared window (its
+ * 4 KiB pages given back with MADV_REMOVE did not help the write there, and the call itself
+ * took 0.26-0.51 s). Advice only: returns 1 when some pages were released, else 0 (device
+ * memory, a window, borrowed buffers, or a refused call). Not collective. */
+int gp_exchange_release_spare(gp_exchange *x);
+
 /* The transport the setup achieved: GP_TRANSPORT_SHARED (partners on the node map each
  * other; with AUTO, partners on other nodes still use mpi) or GP_TRANSPORT_MPI. */
 gp_transport gp_exchange_transport(const gp_exchange *x);

@@ -486,6 +486,17 @@ typedef struct gp_backend {
     /* Waits until all device work of this process has finished (CUDA:
      * cudaDeviceSynchronize; CPU: nothing). GP_OK or GP_EDEVICE. */
     int (*synchronize)(void);
+
+    /* Optional: NULL where sort needs no scratch (CUDA: the bitonic network sorts in
+     * place). sort's meaning, with the caller's spare buffers as the sort's scratch
+     * (spare_keys: room for n keys; spare_vals: for n values when vals is given; neither
+     * overlapping keys, vals or each other), so that nothing of the data's size is
+     * allocated. On return *in_spare says where the sorted data are: 0 in (keys, vals), 1
+     * in (spare_keys, spare_vals), keys and vals then holding scratch (CPU: after an odd
+     * number of radix passes, whose copy back this saves). Errors: sort's, and GP_EINVAL
+     * for a NULL in_spare, a NULL spare with n > 0, or overlapping buffers. */
+    int (*sort_spare)(int width, void *keys, uint64_t *vals, void *spare_keys,
+                      uint64_t *spare_vals, int64_t n, int stable, int *in_spare);
 } gp_backend;
 
 /* gp_backend.caps bits */
