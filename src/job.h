@@ -148,6 +148,16 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
                          int xdata);
 
+/* The exchange transport the file job asks gp_exchange_create for: --transport as given,
+ * except that auto on a backend whose memory is host memory (the CPU backend) is mpi. There
+ * the shared transport's window is tmpfs memory in 4 KiB pages (transparent huge pages are
+ * off for shared memory on most systems), where the mpi transport's buffers are the
+ * process's own memory in 2 MiB pages, which the local sort can borrow and the write reuse
+ * (lends_spare in job.c): on the 2-core test machine the 1 GiB job at 2 ranks took 6.5-7.1 s
+ * with mpi, 8.9-9.2 s with shared (bench/RESULTS.md, 2026-12-02). On the CUDA backend auto
+ * stays auto (shared on the node through CUDA IPC, mpi across nodes). Pure. */
+gp_transport gp_job_transport(gp_transport_choice t, int host_memory);
+
 /* The test knob GPUPRIM_READ_PIECE_BYTES: its value (NULL when unset) as bytes when it is a
  * positive decimal integer (digits only), else 0 (unset, or ignored). Pure. */
 int64_t gp_job_piece_knob(const char *value);

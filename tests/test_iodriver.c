@@ -85,6 +85,18 @@ static void test_env(void)
     CHECK(e.have_fs == 0, "NULL path: no file system");
 }
 
+static void test_transport(void)
+{
+    /* auto: mpi on the CPU backend (host memory), the exchange's own auto on CUDA */
+    CHECK(gp_job_transport(GP_TRANSPORT_OPT_AUTO, 1) == GP_TRANSPORT_MPI, "auto, CPU: mpi");
+    CHECK(gp_job_transport(GP_TRANSPORT_OPT_AUTO, 0) == GP_TRANSPORT_AUTO, "auto, CUDA: auto");
+    /* an explicit choice is kept on both */
+    for (int host = 0; host <= 1; host++) {
+        CHECK(gp_job_transport(GP_TRANSPORT_OPT_SHARED, host) == GP_TRANSPORT_SHARED, "shared (host %d)", host);
+        CHECK(gp_job_transport(GP_TRANSPORT_OPT_MPI, host) == GP_TRANSPORT_MPI, "mpi (host %d)", host);
+    }
+}
+
 static void test_pieces(void)
 {
     const int64_t MiB = 1 << 20, big = (int64_t)1 << 40;
@@ -115,5 +127,6 @@ int main(void)
     test_names();
     test_env();
     test_pieces();
+    test_transport();
     return gp_check_done(NULL);
 }

@@ -1,6 +1,7 @@
 /* test_mpi_pipeline.c — the distributed operations on P ranks against a serial reference.
  *
- * usage: mpirun -np P test_mpi_pipeline [--backend cpu|cuda] [--transport shared|mpi] [--big]
+ * usage: mpirun -np P test_mpi_pipeline [--backend cpu|cuda] [--transport shared|mpi|auto]
+ *        [--fault-setup R] [--big]
  * For every element type, size (0, 1, 7, 2^k +- 1, 10^6) and distribution (random,
  * duplicates, all-equal, sorted, reversed, special values), every rank builds the same
  * array from a counter-based generator, takes its shard, and:
@@ -55,6 +56,7 @@ static uint64_t g_seed;
 enum { TR_SHARED, TR_MPI, TR_LEGACY, TR_AUTO, TR_N };
 static const char *tr_names[TR_N] = {"shared", "mpi", "legacy", "auto"};
 static int g_tr = TR_SHARED; /* --transport */
+static int g_fault_setup = -1; /* --fault-setup R: rank R's shared setup fails (auto falls back) */
 enum { TR_RUNS = 3 };
 
 static void check(int ok, const char *what, const char *dt, int64_t n, const char *dist)
@@ -143,8 +145,19 @@ static void xbuf_open(xbuf *b, const gp_backend *be, int tr, int width, int pair
     const gp_transport want_tr = tr == TR_SHARED ? GP_TRANSPORT_SHARED
                                : tr == TR_MPI    ? GP_TRANSPORT_MPI
                                                  : GP_TRANSPORT_AUTO;
-    gp_exchange_config cfg = {want_tr, width, pairs, m, 0, 0};
+    gp_exchange_config cfg = {want_tr, width, pairs, m, tr == TR_AUTO && g_rank == g_fault_setup, 0};
     int rc = gp_exchange_create(MPI_COMM_WORLD, be, &cfg, &b->x, msg, sizeof msg);
+    if (g_fault_setup >= 0 && tr == TR_AUTO && g_size > 1) {
+        /* auto after a failed shared setup: mpi, and the notice names the failing rank */
+        char want[64];
+        snprintf(want, sizeof want, "not available (rank %d:", g_fault_setup);
+        if (rc != GP_OK || !strstr(msg, want) || gp_exchange_transport(b->x) != GP_TRANSPORT_MPI) {
+            if (g_rank == 0) printf("FAIL: auto with rank %d's setup failing: rc %d, transport %s, notice '%s'\n",
+                                    g_fault_setup, rc, b->x ? gp_transport_name(gp_exchange_transport(b->x)) : "-", msg);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        return;
+    }
     if (rc != GP_OK || msg[0]) {
         if (g_rank == 0) printf("FAIL: gp_exchange_create (%s): %d: %s\n", tr_names[tr], rc, msg);
         MPI_Abort(MPI_COMM_WORLD, 1);
@@ -773,7 +786,8 @@ static void run_bytes_case(const gp_backend *be, int tr, int dist, int unequal)
      * "nodes" of k ranks and mpi between them; else the one asked for */
     const char *nk_env = getenv("GPUPRIM_EXCHANGE_NODE_RANKS");
     const int knob = nk_env ? atoi(nk_env) : 0;
-    const int want_used = P == 1 ? 0 : tr == TR_MPI ? GP_TRANSPORT_MPI : tr == TR_SHARED ? GP_TRANSPORT_SHARED
+    const int want_used = P == 1 ? 0 : tr == TR_MPI || (tr == TR_AUTO && g_fault_setup >= 0) ? GP_TRANSPORT_MPI
+                        : tr == TR_SHARED ? GP_TRANSPORT_SHARED
                         : knob > 0 && knob < P ? (knob > 1 ? GP_TRANSPORT_SHARED : 0) | GP_TRANSPORT_MPI
                                                : GP_TRANSPORT_SHARED;
     char tag[160];
@@ -826,6 +840,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--transport") == 0 && i + 1 < argc) tr = argv[++i];
         else if (strcmp(argv[i], "--big") == 0) big = 1;
         else if (strcmp(argv[i], "--bad-m") == 0 && i + 1 < argc) bad_m = argv[++i];
+        else if (strcmp(argv[i], "--fault-setup") == 0 && i + 1 < argc) g_fault_setup = atoi(argv[++i]);
     }
     if (bad_m) return bad_m_call(gp_backend_cpu(), bad_m);
     const char *s = getenv("GPUPRIM_TEST_SEED");
