@@ -490,7 +490,7 @@ int gp_cpu_sort_spare_as(const char *who, int width, void *keys, uint64_t *vals,
         return WHO_FAIL(GP_EINVAL, "%s is NULL with n = %lld",
                         !keys ? "keys" : !spare_keys ? "spare_keys" : "spare_vals", (long long)n);
     if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
-        return WHO_FAIL(GP_ENOMEM, "n = %lld do not fit in memory", (long long)n);
+        return WHO_FAIL(GP_ENOMEM, "n = %lld elements do not fit in memory", (long long)n);
     const size_t kb = (size_t)n * (size_t)width, vb = vals ? (size_t)n * 8 : 0;
     const void *a[4] = {keys, vals, spare_keys, vals ? spare_vals : NULL};
     const size_t len[4] = {kb, vb, kb, vb};

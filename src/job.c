@@ -374,11 +374,6 @@ static int ph_plan(gp_job *j)
     return 0;
 }
 
-/* The rank exchange of a sort on P > 1 ranks (exchange.h): its buffers (shard and receive
- * buffer of m keys, and of m positions with pairs) and its transport (--transport;
- * GPUPRIM_FAULT's xsetup and xstep hooks). A shared transport that falls back to MPI under
- * --transport auto gives one notice from rank 0. Collective. Returns 0 or GP_EXIT_DEVICE
- * with j->msg set (the same on every rank). */
 gp_transport gp_job_transport(gp_transport_choice t, int host_memory)
 {
     if (t == GP_TRANSPORT_OPT_SHARED) return GP_TRANSPORT_SHARED;
@@ -386,6 +381,11 @@ gp_transport gp_job_transport(gp_transport_choice t, int host_memory)
     return GP_TRANSPORT_AUTO;
 }
 
+/* The rank exchange of a sort on P > 1 ranks (exchange.h): its buffers (shard and receive
+ * buffer of m keys, and of m positions with pairs) and its transport (--transport, as
+ * gp_job_transport decides; GPUPRIM_FAULT's xsetup and xstep hooks). A shared transport
+ * that falls back to MPI under auto gives one notice from rank 0. Collective. Returns 0 or
+ * GP_EXIT_DEVICE with j->msg set (the same on every rank). */
 static int create_exchange(gp_job *j)
 {
     const int step_fault = gp_fault_hits(&j->fault, j->rank, "xstep");
