@@ -279,6 +279,26 @@ AVX2_FN __m256i mix64_avx2(__m256i z)
     return _mm256_xor_si256(z, _mm256_srli_epi64(z, 31));
 }
 
+/* Hands a prefix of n elements over to the lanes *l: its float64 lanes s and q (l's are
+ * +0.0 still), its hash lanes (when hashing), its NaN count, and its extremes mn / mx when
+ * some element is not NaN (an all-NaN prefix leaves l's extremes as they are). */
+AVX2_FN void hand_over_avx2(stats_lanes *l, __m256d s, __m256d q, __m256i hash, int hashing,
+                            int64_t n, int64_t nans, uint64_t mn, uint64_t mx)
+{
+    _mm256_storeu_pd(l->s, _mm256_add_pd(_mm256_loadu_pd(l->s), s));
+    _mm256_storeu_pd(l->q, _mm256_add_pd(_mm256_loadu_pd(l->q), q));
+    if (nans < n) {
+        l->kmin = mn < l->kmin ? mn : l->kmin;
+        l->kmax = mx > l->kmax ? mx : l->kmax;
+    }
+    l->nans += nans;
+    if (hashing) {
+        uint64_t h[4];
+        _mm256_storeu_si256((__m256i *)h, hash);
+        l->hash += h[0] + h[1] + h[2] + h[3];
+    }
+}
+
 /* Elements [i0, i) of a chunk of 4-byte elements of kind K into *l, i the last multiple of
  * 8 past i0 within i1; returns i. */
 AVX2_FN int64_t prefix4_avx2(const unsigned char *p, int64_t i0, int64_t i1, int hashing,
@@ -339,16 +359,12 @@ AVX2_FN int64_t prefix4_avx2(const unsigned char *p, int64_t i0, int64_t i1, int
         kmin = _mm256_min_epu32(kmin, k); /* a NaN's key is all ones: never below */
         kmax = _mm256_max_epu32(kmax, _mm256_andnot_si256(isnan, k));
     }
-    /* hand over: the float64 lanes as they are, the rest folded */
-    _mm256_storeu_pd(l->s, _mm256_add_pd(_mm256_loadu_pd(l->s), s)); /* l->s: +0.0 here */
-    _mm256_storeu_pd(l->q, _mm256_add_pd(_mm256_loadu_pd(l->q), q));
     uint32_t u[8], v[8], w[8], c[8];
-    uint64_t h[4], is[4];
+    uint64_t is[4];
     _mm256_storeu_si256((__m256i *)u, kmin);
     _mm256_storeu_si256((__m256i *)v, kmax);
     _mm256_storeu_si256((__m256i *)w, nans);
     _mm256_storeu_si256((__m256i *)c, desc);
-    _mm256_storeu_si256((__m256i *)h, hash);
     _mm256_storeu_si256((__m256i *)is, isum);
     int64_t nn = 0;
     uint32_t mn = 0xFFFFFFFFu, mx = 0;
@@ -358,12 +374,7 @@ AVX2_FN int64_t prefix4_avx2(const unsigned char *p, int64_t i0, int64_t i1, int
         mn = u[j] < mn ? u[j] : mn;
         mx = v[j] > mx ? v[j] : mx;
     }
-    if (nn < n8) { /* some element is not NaN: the extremes count */
-        l->kmin = mn < l->kmin ? mn : l->kmin;
-        l->kmax = mx > l->kmax ? mx : l->kmax;
-    }
-    l->nans += nn;
-    if (hashing) l->hash += h[0] + h[1] + h[2] + h[3];
+    hand_over_avx2(l, s, q, hash, hashing, n8, nn, mn, mx);
     if (K != K_F32) { /* the prefix's exact sum S (|S| < 2^44), added as one element is */
         const int64_t S = (int64_t)(is[0] + is[1] + is[2] + is[3]);
         l->ilo += (uint64_t)S;
@@ -442,14 +453,11 @@ AVX2_FN int64_t prefix8_avx2(const unsigned char *p, int64_t i0, int64_t i1, int
         kmin = minmax_u64_avx2(kmin, k, 0); /* a NaN's key is all ones: never below */
         kmax = minmax_u64_avx2(kmax, _mm256_andnot_si256(isnan, k), 1);
     }
-    _mm256_storeu_pd(l->s, _mm256_add_pd(_mm256_loadu_pd(l->s), s)); /* l->s: +0.0 here */
-    _mm256_storeu_pd(l->q, _mm256_add_pd(_mm256_loadu_pd(l->q), q));
-    uint64_t u[4], v[4], w[4], c[4], h[4], lw[4], cw[4], nw[4];
+    uint64_t u[4], v[4], w[4], c[4], lw[4], cw[4], nw[4];
     _mm256_storeu_si256((__m256i *)u, kmin);
     _mm256_storeu_si256((__m256i *)v, kmax);
     _mm256_storeu_si256((__m256i *)w, nans);
     _mm256_storeu_si256((__m256i *)c, desc);
-    _mm256_storeu_si256((__m256i *)h, hash);
     _mm256_storeu_si256((__m256i *)lw, lo);
     _mm256_storeu_si256((__m256i *)cw, carry);
     _mm256_storeu_si256((__m256i *)nw, neg);
@@ -465,12 +473,7 @@ AVX2_FN int64_t prefix8_avx2(const unsigned char *p, int64_t i0, int64_t i1, int
             l->ihi += (int64_t)(l->ilo < lw[j]) + (int64_t)cw[j] - (int64_t)nw[j];
         }
     }
-    if (nn < n4) { /* some element is not NaN: the extremes count */
-        l->kmin = mn < l->kmin ? mn : l->kmin;
-        l->kmax = mx > l->kmax ? mx : l->kmax;
-    }
-    l->nans += nn;
-    if (hashing) l->hash += h[0] + h[1] + h[2] + h[3];
+    hand_over_avx2(l, s, q, hash, hashing, n4, nn, mn, mx);
     l->prev = (uint64_t)_mm256_extract_epi64(prev, 3);
     return i0 + n4;
 }

@@ -460,8 +460,12 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
 }
 
 
-int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
-                   int stable)
+/* The checks and the call behind gp_cpu_sort_as and gp_cpu_sort_spare_as: spare_keys NULL
+ * sorts with an allocated scratch (in_spare may then be NULL), else with the spares, which
+ * must not overlap the data nor each other. */
+static int sort_checked(const char *who, int width, void *keys, uint64_t *vals,
+                        void *spare_keys, uint64_t *spare_vals, int64_t n, int stable,
+                        int *in_spare)
 {
     const char *what = vals ? "pairs" : "keys";
     if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
@@ -469,37 +473,39 @@ int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64
     if (n > 0 && !keys) return WHO_FAIL(GP_EINVAL, "keys is NULL with n = %lld", (long long)n);
     if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
         return WHO_FAIL(GP_ENOMEM, "n = %lld %s do not fit in memory", (long long)n, what);
-    if (ranges_overlap(keys, (size_t)n * (size_t)width, vals, (size_t)n * 8))
-        return WHO_FAIL(GP_EINVAL, "keys overlap vals");
-    const int rc = gp_cpu_radix_sort(width, keys, vals, n, stable != 0);
+    const size_t kb = (size_t)n * (size_t)width, vb = vals ? (size_t)n * 8 : 0;
+    if (ranges_overlap(keys, kb, vals, vb)) return WHO_FAIL(GP_EINVAL, "keys overlap vals");
+    const void *a[4] = {keys, vals, spare_keys, spare_vals};
+    const size_t len[4] = {kb, vb, kb, vb};
+    for (int i = 0; i < 4 && spare_keys; i++)
+        for (int k = i < 2 ? 2 : i + 1; k < 4; k++) /* the spares against all the rest */
+            if (ranges_overlap(a[i], len[i], a[k], len[k]))
+                return WHO_FAIL(GP_EINVAL, "the keys, values and spares overlap");
+    const int rc = gp_cpu_radix_sort_spare(width, keys, vals, spare_keys, spare_vals, n,
+                                           stable != 0, in_spare);
     if (rc != GP_OK)
         return WHO_FAIL(rc, "scratch buffer of %lld %s x %d%s bytes", (long long)n, what, width,
                         vals ? " + 8" : "");
     return GP_OK;
 }
 
+int gp_cpu_sort_as(const char *who, int width, void *keys, uint64_t *vals, int64_t n,
+                   int stable)
+{
+    return sort_checked(who, width, keys, vals, NULL, NULL, n, stable, NULL);
+}
+
 int gp_cpu_sort_spare_as(const char *who, int width, void *keys, uint64_t *vals,
                          void *spare_keys, uint64_t *spare_vals, int64_t n, int stable,
                          int *in_spare)
 {
-    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
     if (!in_spare) return WHO_FAIL(GP_EINVAL, "in_spare is NULL");
     *in_spare = 0;
-    if (n > 0 && (!keys || !spare_keys || (vals && !spare_vals)))
+    if (n > 0 && (!spare_keys || (vals && !spare_vals)))
         return WHO_FAIL(GP_EINVAL, "%s is NULL with n = %lld",
-                        !keys ? "keys" : !spare_keys ? "spare_keys" : "spare_vals", (long long)n);
-    if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
-        return WHO_FAIL(GP_ENOMEM, "n = %lld elements do not fit in memory", (long long)n);
-    const size_t kb = (size_t)n * (size_t)width, vb = vals ? (size_t)n * 8 : 0;
-    const void *a[4] = {keys, vals, spare_keys, vals ? spare_vals : NULL};
-    const size_t len[4] = {kb, vb, kb, vb};
-    for (int i = 0; i < 4; i++)
-        for (int k = i + 1; k < 4; k++)
-            if (ranges_overlap(a[i], len[i], a[k], len[k]))
-                return WHO_FAIL(GP_EINVAL, "the keys, values and spares overlap");
-    return gp_cpu_radix_sort_spare(width, keys, vals, spare_keys, vals ? spare_vals : NULL, n,
-                                   stable != 0, in_spare);
+                        !spare_keys ? "spare_keys" : "spare_vals", (long long)n);
+    return sort_checked(who, width, keys, vals, spare_keys, vals ? spare_vals : NULL, n, stable,
+                        in_spare);
 }
 
 int gp_cpu_sort_spare(int width, void *keys, uint64_t *vals, void *spare_keys,

@@ -30,7 +30,8 @@ static long long positive(const char *s)
     return v > 0 ? v : 0;
 }
 
-/* A positive integer knob given as digits alone (strtoll's whole string), else 0. */
+/* A positive integer knob that strtoll reads whole (nothing after the number, no overflow),
+ * else 0. */
 static long long positive_strict(const char *s)
 {
     if (!s || !*s) return 0;
