@@ -1,7 +1,7 @@
 # gpuprim_install.cmake — `cmake --install BUILD [--prefix P]` installs:
 #   bin/gpuprim_mpi, bin/gpuprim_gen
 #   lib/libgpuprim.a
-#   include/gpuprim/{error.h, exact_sum.h, exchange.h, gpuprim.h, h5io.h, iodriver.h, kernels.h}   (#include <gpuprim/gpuprim.h>)
+#   include/gpuprim/{error.h, exact_sum.h, exchange.h, gpuprim.h, h5io.h, iodriver.h, kernels.h, shard.h}   (#include <gpuprim/gpuprim.h>)
 #   lib/cmake/gpuprim/gpuprimConfig.cmake (+ Version, Targets): find_package(gpuprim) gives
 #       the imported target gpuprim::gpuprim with its MPI, HDF5, threads (and, in a CUDA
 #       build, CUDA::cudart_static) usage requirements found again through find_dependency
@@ -20,6 +20,7 @@ install(FILES
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/exchange.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/gpuprim.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/h5io.h
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/shard.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/iodriver.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/kernels.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuprim)

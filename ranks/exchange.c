@@ -5,7 +5,7 @@
 
 #include "gpuprim/exact_sum.h"
 #include "merge_path.h"
-#include "gpuprim/h5io.h" /* gp_shard_range */
+#include "gpuprim/shard.h"
 #include "tuning.h"           /* the exchange's knobs */
 
 #include <errno.h>

@@ -10,7 +10,7 @@
 #include "kernels.h"
 
 /* The rank that holds global element g (0 <= g < n) when n elements are sharded over P
- * ranks by gp_shard_range (h5io.h). Not collective. */
+ * ranks by gp_shard_range (shard.h). Not collective. */
 int gp_shard_owner(int64_t g, int64_t n, int P);
 
 /* Combines every rank's gp_stats (each describing its shard, shards in rank order) into
@@ -261,7 +261,7 @@ int gp_alltoallv_big(MPI_Comm comm, const void *sbuf, const int64_t *scount,
                      const int64_t *rdispl, size_t esz, int64_t piece);
 
 /* out[i] = the element at global position idx[i] (i < nk) of a distributed array of n
- * elements of esz bytes sharded by gp_shard_range (h5io.h), of which this rank holds its
+ * elements of esz bytes sharded by gp_shard_range (shard.h), of which this rank holds its
  * shard in `local`. Counts and displacements are 64-bit and the all-to-alls go through
  * gp_alltoallv_big, since MPI_Alltoallv's int counts and displacements would cap what moves
  * between two ranks at 2^31 bytes and overflow past byte 2^31 of a buffer. Collective.

@@ -24,8 +24,9 @@
  *                                   the same on the caller's buffers (mpi transport),
  *                   gp_sendrecv_bytes, gp_agree  (large transfers, agreeing on errors;
  *                                   error.h: the failure kinds);
+ *   shard.h       gp_shard_range: the contiguous shard of each rank;
  *   h5io.h        HDF5 shard reads and safe writes over MPI-IO or each rank's own POSIX
- *                 access (gp_shard_range, gp_h5_open / gp_h5_open_io, gp_h5_read,
+ *                 access (gp_h5_open / gp_h5_open_io, gp_h5_read,
  *                 gp_h5_reader_*, gp_h5_write, gp_h5_writer_*, gp_h5_close), with the
  *                 driver choice of iodriver.h (gp_io_choose).
  *
@@ -64,6 +65,7 @@
 #include "kernels.h"
 #include "exact_sum.h"
 #include "exchange.h"
+#include "shard.h"
 #include "h5io.h"
 
 #endif /* GPUPRIM_H */

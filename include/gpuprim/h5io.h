@@ -32,6 +32,7 @@
 #include "error.h"
 #include "iodriver.h"
 #include "kernels.h"
+#include "shard.h" /* gp_shard_range: the ranges io/ reads and writes */
 
 /* The failures of io/, as the kinds of error.h (the names stay for the callers):
  * GP_IO_EOPEN: the file is missing, unreadable, or not an HDF5 file; GP_IO_EDATASET: the
@@ -85,10 +86,6 @@ void gp_h5_malloc_tune(void);
  * device, FIFO or socket; no existing file unless force; a writable folder. Not
  * collective (call it on one rank and agree). Returns 0 or GP_IO_EWRITE with msg set. */
 int gp_h5_check_target(const char *path, int force, char *msg, size_t msglen);
-
-/* Shard of rank r of P over n elements: contiguous, sizes differ by at most one, the first
- * n % P ranks get the larger size. Not collective. */
-void gp_shard_range(int64_t n, int P, int r, int64_t *off, int64_t *cnt);
 
 /* Opens `file` read-only with the MPI-IO driver and the dataset `dataset` (an absolute or
  * relative path; NULL picks the one numeric dataset in the file, else fails listing the
