@@ -200,7 +200,7 @@ def test_stats(args, path):
 
 
 def sort_need(args, P, esize, pairs):
-    """The documented peak memory of a sort (README, Limits), on rank 0 (m = ceil(N/P) slots)."""
+    """The documented peak memory of a sort (docs/limits.md), on rank 0 (m = ceil(N/P) slots)."""
     m = -(-N // P)
     slot = esize + (8 if pairs else 0)
     need = m * slot * (2 if P > 1 else 1)  # the shard and the exchange's receive buffer
