@@ -1,4 +1,5 @@
-/* test_h5io.c — MPI tests of io/h5io.c against the files of tests/h5_fixtures.py.
+/* test_h5io.c — MPI tests of io/h5_*.c (gpuprim/h5io.h) against the files of
+ * tests/h5_fixtures.py.
  *
  * usage: mpirun -np P test_h5io OUTDIR [--io posix|mpiio|auto] [H5_FIXTURES_PY]
  * OUTDIR holds the fixtures (NAME.h5, NAME.ref, NAME.meta). Every open, read and write goes

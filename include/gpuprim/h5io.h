@@ -75,10 +75,10 @@ void gp_h5_mpi_io_env(void);
  * large allocation; not collective). HDF5's filter pipeline (gzip, shuffle, ...) allocates
  * and frees a buffer of a chunk's size for every chunk it reads; glibc maps blocks above its
  * mmap threshold afresh each time and unmaps them when freed, so every chunk's pages are
- * faulted in and zeroed again (measured: gzip reads of 4 MiB chunks 1.3-1.8x slower on the
- * 2-core test machine). This keeps blocks of up to 32 MiB (glibc's largest threshold) on
- * the heap and freed heap memory in the process up to 1 GiB (mallopt M_MMAP_THRESHOLD,
- * M_TRIM_THRESHOLD); other C libraries ignore it. gpuprim_mpi calls it. */
+ * faulted in and zeroed again, which slows the reads of large chunks. This keeps blocks of
+ * up to 32 MiB (glibc's largest threshold) on the heap and freed heap memory in the process
+ * up to 1 GiB (mallopt M_MMAP_THRESHOLD, M_TRIM_THRESHOLD); other C libraries ignore it.
+ * gpuprim_mpi calls it. */
 void gp_h5_malloc_tune(void);
 
 /* The checks gp_h5_write makes of `path` before it writes anything, for a program to make

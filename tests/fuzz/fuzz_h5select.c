@@ -1,4 +1,5 @@
-/* fuzz_h5select.c — libFuzzer target for the HDF5 dataset-selection layer (io/h5io.c).
+/* fuzz_h5select.c — libFuzzer target for the HDF5 dataset-selection layer (io/h5_open.c,
+ * h5_select.c, h5_reader.c).
  *
  * Structural, not byte-level: the input is decoded (one byte per choice, zeros once it runs
  * out) into a small file description, which is written with the HDF5 C API to a file in
