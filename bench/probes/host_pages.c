@@ -104,10 +104,13 @@ static double touch(char *p, int byte)
     return now() - t;
 }
 
-/* Moves all `bytes` bytes between fd and p with pread (reading) or pwrite, in PIECE
- * calls; a call that moves nothing is an error. */
-static void transfer(int fd, char *p, int reading)
+/* Seconds to move all `bytes` bytes between the file `path` and p in PIECE calls: pread
+ * (reading), or pwrite into a new file without fsync (as gpuprim). */
+static double timed_io(const char *path, char *p, int reading)
 {
+    const int fd = reading ? open(path, O_RDONLY) : open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
+    if (fd < 0) die(reading ? "open (input)" : "open (output)");
+    const double t = now();
     for (size_t o = 0; o < bytes;) {
         const size_t n = bytes - o < PIECE ? bytes - o : PIECE;
         const ssize_t got = reading ? pread(fd, p + o, n, (off_t)o) : pwrite(fd, p + o, n, (off_t)o);
@@ -117,29 +120,8 @@ static void transfer(int fd, char *p, int reading)
         }
         o += (size_t)got;
     }
-}
-
-/* Seconds to pread in_path into p. */
-static double read_into(char *p)
-{
-    const int fd = open(in_path, O_RDONLY);
-    if (fd < 0) die("open (input)");
-    const double t = now();
-    transfer(fd, p, 1);
     const double s = now() - t;
-    if (close(fd) != 0) die("close (input)");
-    return s;
-}
-
-/* Seconds to pwrite p into `path` (new), without fsync (as gpuprim). */
-static double write_from(const char *path, char *p)
-{
-    const int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
-    if (fd < 0) die("open (output)");
-    const double t = now();
-    transfer(fd, p, 0);
-    const double s = now() - t;
-    if (close(fd) != 0) die("close (output)");
+    if (close(fd) != 0) die(reading ? "close (input)" : "close (output)");
     return s;
 }
 
@@ -161,12 +143,12 @@ static void touch_and_read(void)
     }
     for (int k = K_ANON4K; k <= K_POPULATED; k++) {
         struct region r = fresh((enum kind)k);
-        report("read-fresh", KIND_NAME[k], read_into(r.p));
+        report("read-fresh", KIND_NAME[k], timed_io(in_path, r.p, 1));
         release(&r);
     }
     struct region r = fresh(K_ANON4K);
     touch(r.p, 3);
-    report("read-written", KIND_NAME[K_ANON4K], read_into(r.p));
+    report("read-written", KIND_NAME[K_ANON4K], timed_io(in_path, r.p, 1));
     release(&r);
 }
 
@@ -181,7 +163,7 @@ static void writes(void)
     const char *what[] = {"write-first", "write-from", "write-from"};
     const struct region *from[] = {&src, &src, &shared};
     for (int i = 0; i < 3; i++) {
-        report(what[i], KIND_NAME[from[i]->kind], write_from(out_path, from[i]->p));
+        report(what[i], KIND_NAME[from[i]->kind], timed_io(out_path, from[i]->p, 0));
         if (unlink(out_path) != 0) die("unlink (output)");
     }
     release(&shared);
@@ -190,7 +172,7 @@ static void writes(void)
         struct region r = fresh(freed[i]);
         touch(r.p, 5);
         release(&r);
-        report("write-after-freeing", KIND_NAME[freed[i]], write_from(out_path, src.p));
+        report("write-after-freeing", KIND_NAME[freed[i]], timed_io(out_path, src.p, 0));
         if (unlink(out_path) != 0) die("unlink (output)");
     }
     release(&src);
@@ -211,8 +193,8 @@ int main(int argc, char **argv)
     snprintf(out_path, sizeof out_path, "%s/host_pages_%d.out", argv[1], (int)getpid());
     struct region buf = fresh(K_ANON4K);
     touch(buf.p, 7);
-    write_from(in_path, buf.p);
-    read_into(buf.p);
+    timed_io(in_path, buf.p, 0);
+    timed_io(in_path, buf.p, 1);
     release(&buf);
     touch_and_read();
     writes();
