@@ -44,7 +44,8 @@ void bench_ceiling()
                     r, [&] { CK(cudaMemsetAsync(G.d_small, 0, 8, 0)); },
                     [&](unsigned long long *d) { launch_read(a.get(), n16, d); });
                 EXPECT(r, sum == expect, "read kernel sum %llu, expected %llu", sum, expect);
-                r.note = format("%d blocks x %d threads (%d per SM)", G.read_grid, READ_THREADS, per_sm);
+                r.note =
+                    format("%d blocks x %d threads (%d per SM)", G.read_grid, READ_THREADS, per_sm);
                 if (r.ok) {
                     G.read_ms = r.med;
                     G.read_gbps = (double)bytes / (r.med * 1e-3) / 1e9;
@@ -53,8 +54,9 @@ void bench_ceiling()
     run_row(make_row("ceiling", "-", (long long)bytes, "cudaMemcpy D2D (read+write)", Kind::REF,
                      2.0 * (double)bytes, 0, "GB/s"),
             [&](Row &r) {
-                time_op(r, noprep,
-                        [&] { CK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, 0)); });
+                time_op(r, noprep, [&] {
+                    CK(cudaMemcpyAsync(b.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, 0));
+                });
                 const unsigned long long sum = read_sum(b.get(), n16);
                 EXPECT(r, sum == expect, "copy destination sum %llu, expected %llu", sum, expect);
                 r.note = "bytes counted: read + written";

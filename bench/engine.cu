@@ -78,8 +78,8 @@ int util_grid()
 
 unsigned long long group_seed(gp_dtype t, long long n, unsigned salt)
 {
-    return mix64(G.opt.seed ^ mix64(((unsigned long long)t << 48) ^ ((unsigned long long)salt << 40) ^
-                                    (unsigned long long)n));
+    return mix64(G.opt.seed ^ mix64(((unsigned long long)t << 48) ^
+                                    ((unsigned long long)salt << 40) ^ (unsigned long long)n));
 }
 
 std::string n_str(long long n)
@@ -324,7 +324,8 @@ bool context_ok(std::string *why)
     (void)cudaGetLastError();
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaGetLastError();
-    if (e != cudaSuccess && why) *why = format("%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
+    if (e != cudaSuccess && why)
+        *why = format("%s (%s)", cudaGetErrorString(e), cudaGetErrorName(e));
     return e == cudaSuccess;
 }
 
@@ -352,8 +353,8 @@ void run_group(const std::string &op, const char *type, long long n, size_t need
                const std::function<void()> &fn)
 {
     if (elapsed_s() > G.opt.time_limit) {
-        fprintf(stderr, "[%7.1f s] %s %s %s: skipped (soft time limit %.0f s reached)\n", elapsed_s(),
-                op.c_str(), type, n_str(n).c_str(), G.opt.time_limit);
+        fprintf(stderr, "[%7.1f s] %s %s %s: skipped (soft time limit %.0f s reached)\n",
+                elapsed_s(), op.c_str(), type, n_str(n).c_str(), G.opt.time_limit);
         skip_group(op, type, n, "soft time limit reached");
         return;
     }
@@ -442,7 +443,8 @@ void init_device()
     G.d_chk = G.be->alloc(sizeof(ChkOut));
     G.h_small = G.be->host_alloc(256);
     if (!G.flush || !G.d_flush_acc || !G.d_small || !G.d_chk || !G.h_small)
-        throw BenchError(format("allocation of the benchmark's scratch failed: %s", G.be->last_error()));
+        throw BenchError(
+            format("allocation of the benchmark's scratch failed: %s", G.be->last_error()));
     CK(cudaMemset(G.flush, 0, 2 * FLUSH_BYTES));
     CK(cudaMemset(G.d_flush_acc, 0, 8));
     CK(cudaDeviceSynchronize());

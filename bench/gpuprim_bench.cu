@@ -63,23 +63,24 @@ std::string op_names(const char *sep)
 /* The command-line help. */
 void usage(FILE *o)
 {
-    fprintf(o,
-            "usage: gpuprim_bench [--quick] [--sizes LIST] [--json FILE] [--reps N] [--seed S]\n"
-            "                     [--ops LIST] [--types LIST] [--time-limit SEC] [--help]\n"
-            "  --quick          n = 2^20 and 2^21 only (the CTest correctness run)\n"
-            "  --sizes LIST     comma-separated n for every op (2^k, 1e6 or plain counts, 2..2^30);\n"
-            "                   default: 2^20,2^21,2^24,2^27 and also 2^28 for stats/trapezoid\n"
-            "  --json FILE      write every row plus device, date, commit and ceilings as JSON\n"
-            "  --reps N         repetitions of fast operations (default 20, at least 5); slower\n"
-            "                   ones use fewer: 10 above 20 ms, 7 above 50 ms, 5 above 200 ms\n"
-            "  --seed S         data seed (default: from the clock; printed)\n"
-            "  --ops LIST       any of %s (default all; the ceiling always runs)\n"
-            "  --types LIST     any of f32,f64,u32,i32,i64,u64 (default all; i32, i64 and u64\n"
-            "                   run the reduce ops only)\n"
-            "  --time-limit S   soft limit: no new group starts after S seconds (default 600);\n"
-            "                   the process is killed at S + 300 seconds (exit 124)\n"
-            "exit: 0 ok, 1 validation or CUDA failure, 2 usage, 3 incomplete, 77 no GPU (SKIP)\n",
-            op_names(",").c_str());
+    fprintf(
+        o,
+        "usage: gpuprim_bench [--quick] [--sizes LIST] [--json FILE] [--reps N] [--seed S]\n"
+        "                     [--ops LIST] [--types LIST] [--time-limit SEC] [--help]\n"
+        "  --quick          n = 2^20 and 2^21 only (the CTest correctness run)\n"
+        "  --sizes LIST     comma-separated n for every op (2^k, 1e6 or plain counts, 2..2^30);\n"
+        "                   default: 2^20,2^21,2^24,2^27 and also 2^28 for stats/trapezoid\n"
+        "  --json FILE      write every row plus device, date, commit and ceilings as JSON\n"
+        "  --reps N         repetitions of fast operations (default 20, at least 5); slower\n"
+        "                   ones use fewer: 10 above 20 ms, 7 above 50 ms, 5 above 200 ms\n"
+        "  --seed S         data seed (default: from the clock; printed)\n"
+        "  --ops LIST       any of %s (default all; the ceiling always runs)\n"
+        "  --types LIST     any of f32,f64,u32,i32,i64,u64 (default all; i32, i64 and u64\n"
+        "                   run the reduce ops only)\n"
+        "  --time-limit S   soft limit: no new group starts after S seconds (default 600);\n"
+        "                   the process is killed at S + 300 seconds (exit 124)\n"
+        "exit: 0 ok, 1 validation or CUDA failure, 2 usage, 3 incomplete, 77 no GPU (SKIP)\n",
+        op_names(",").c_str());
 }
 
 /* Parses "2^k" (k in 1..30) or an integral count ("1e6" allowed) in [2, 2^30]. */
@@ -127,7 +128,8 @@ int parse_sizes(const char *v, Options &o)
     for (const std::string &t : split(v)) {
         long long n = 0;
         if (!parse_count(t, &n)) {
-            fprintf(stderr, "gpuprim_bench: bad size '%s' (2^k with k in 1..30, or a count in [2, 2^30])\n",
+            fprintf(stderr,
+                    "gpuprim_bench: bad size '%s' (2^k with k in 1..30, or a count in [2, 2^30])\n",
                     t.c_str());
             return EXIT_USAGE;
         }
@@ -190,7 +192,8 @@ int parse_ops(const char *v, Options &o)
         int i = 0;
         while (i < N_OPS && t != OPS[i]->name) i++;
         if (i == N_OPS) {
-            fprintf(stderr, "gpuprim_bench: unknown op '%s' (%s)\n", t.c_str(), op_names(", ").c_str());
+            fprintf(stderr, "gpuprim_bench: unknown op '%s' (%s)\n", t.c_str(),
+                    op_names(", ").c_str());
             return EXIT_USAGE;
         }
         o.ops |= 1u << i;
@@ -206,7 +209,8 @@ int parse_types(const char *v, Options &o)
         const gp_dtype *p = std::find_if(std::begin(order), std::end(order),
                                          [&](gp_dtype d) { return t == gp_dtype_name(d); });
         if (p == std::end(order)) {
-            fprintf(stderr, "gpuprim_bench: unknown type '%s' (f32, f64, u32, i32, i64, u64)\n", t.c_str());
+            fprintf(stderr, "gpuprim_bench: unknown type '%s' (f32, f64, u32, i32, i64, u64)\n",
+                    t.c_str());
             return EXIT_USAGE;
         }
         o.types |= type_bit(*p);
@@ -262,7 +266,8 @@ int parse_args(int argc, char **argv, Options &o)
 /* SIGALRM: the hard time limit (async-signal-safe: write + _exit). */
 extern "C" void on_alarm(int)
 {
-    static const char msg[] = "\ngpuprim_bench: FATAL: hard time limit reached (soft limit + 300 s); exiting 124\n";
+    static const char msg[] =
+        "\ngpuprim_bench: FATAL: hard time limit reached (soft limit + 300 s); exiting 124\n";
     ssize_t w = write(2, msg, sizeof msg - 1);
     (void)w;
     _exit(124);
@@ -284,7 +289,8 @@ std::vector<long long> sizes_for(const Op &op)
 void run_all()
 {
     bench_ceiling();
-    if (!(G.read_gbps > 0)) fprintf(stderr, "gpuprim_bench: read ceiling not measured; %%ceil left empty\n");
+    if (!(G.read_gbps > 0))
+        fprintf(stderr, "gpuprim_bench: read ceiling not measured; %%ceil left empty\n");
     for (int i = 0; i < N_OPS; i++)
         if (G.opt.ops & (1u << i)) OPS[i]->run(sizes_for(*OPS[i]));
 }
@@ -297,14 +303,17 @@ int open_backend()
         char why[512] = "";
         (void)gp_backend_cuda(0, why, sizeof why);
         if (strncmp(why, "no CUDA device visible", 22) == 0) printf("SKIP: %s\n", why);
-        else printf("SKIP: no CUDA device visible (%s)\n", why[0] ? why : "gp_cuda_device_count() = 0");
+        else
+            printf("SKIP: no CUDA device visible (%s)\n",
+                   why[0] ? why : "gp_cuda_device_count() = 0");
         fflush(stdout);
         return EXIT_SKIP;
     }
     char why[512] = "";
     G.be = gp_backend_cuda(0, why, sizeof why);
     if (!G.be) {
-        fprintf(stderr, "gpuprim_bench: a CUDA device is visible but the backend cannot use it: %s\n", why);
+        fprintf(stderr,
+                "gpuprim_bench: a CUDA device is visible but the backend cannot use it: %s\n", why);
         return EXIT_FAIL;
     }
     return -1;
@@ -331,12 +340,14 @@ int report()
         printf("\n%d row(s) FAILED validation or a call:\n", G.failures);
         for (const Row &r : G.rows)
             if (!r.ok)
-                printf("  %s %s %s %s: %s\n", r.op.c_str(), r.type.c_str(), n_str(r.n).c_str(), r.impl.c_str(),
-                       r.check.c_str());
+                printf("  %s %s %s %s: %s\n", r.op.c_str(), r.type.c_str(), n_str(r.n).c_str(),
+                       r.impl.c_str(), r.check.c_str());
     }
-    if (G.skipped_groups > 0) printf("INCOMPLETE: %d group(s) skipped (time limit or device memory)\n", G.skipped_groups);
+    if (G.skipped_groups > 0)
+        printf("INCOMPLETE: %d group(s) skipped (time limit or device memory)\n", G.skipped_groups);
     if (!G.opt.json.empty() && !write_json(G.opt.json, code) && code == EXIT_OK) code = EXIT_FAIL;
-    printf("%s: %zu rows, %d failed, %.1f s\n", status_word(code), G.rows.size(), G.failures, elapsed_s());
+    printf("%s: %zu rows, %d failed, %.1f s\n", status_word(code), G.rows.size(), G.failures,
+           elapsed_s());
     fflush(stdout);
     return code;
 }

@@ -37,7 +37,8 @@ template <class T> struct ReduceCase {
 
     /* Generates the data, checks it and, for integer data, takes the CPU twin's record of
      * a host copy (the reference of the exact sum). */
-    explicit ReduceCase(long long n_) : n(n_), bytes((double)n_ * sizeof(T)), in((size_t)n_ * sizeof(T))
+    explicit ReduceCase(long long n_)
+        : n(n_), bytes((double)n_ * sizeof(T)), in((size_t)n_ * sizeof(T))
     {
         d_in = in.as<T>();
         gen_data<T>(in.as<T>(), n, group_seed(dt, n, 1));
@@ -104,13 +105,17 @@ template <class T> void check_stats(Row &r, const ReduceCase<T> &c, const gp_sta
     const ChkOut &ck = c.ck;
     const unsigned long long hash = hashed ? ck.hash_keys : 0ull;
     EXPECT(r, st.count == c.n, "count %lld != %lld", (long long)st.count, c.n);
-    EXPECT(r, st.nan_count == (int64_t)ck.nan, "nan_count %lld != %llu", (long long)st.nan_count, ck.nan);
-    EXPECT(r, st.min_key == ck.min_key, "min_key %#llx != %#llx", (unsigned long long)st.min_key, ck.min_key);
-    EXPECT(r, st.max_key == ck.max_key, "max_key %#llx != %#llx", (unsigned long long)st.max_key, ck.max_key);
+    EXPECT(r, st.nan_count == (int64_t)ck.nan, "nan_count %lld != %llu", (long long)st.nan_count,
+           ck.nan);
+    EXPECT(r, st.min_key == ck.min_key, "min_key %#llx != %#llx", (unsigned long long)st.min_key,
+           ck.min_key);
+    EXPECT(r, st.max_key == ck.max_key, "max_key %#llx != %#llx", (unsigned long long)st.max_key,
+           ck.max_key);
     EXPECT(r, st.hash == hash, "hash %#llx != %#llx", (unsigned long long)st.hash, hash);
-    EXPECT(r, c.sum_err(st.sum, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g (rel %.2e)", st.sum, ck.sum,
-           c.sum_err(st.sum, ck.sum));
-    EXPECT(r, rel_err(st.sumsq, ck.sumsq) <= TOL_F64, "sumsq %.17g vs check %.17g", st.sumsq, ck.sumsq);
+    EXPECT(r, c.sum_err(st.sum, ck.sum) <= TOL_F64, "sum %.17g vs check %.17g (rel %.2e)", st.sum,
+           ck.sum, c.sum_err(st.sum, ck.sum));
+    EXPECT(r, rel_err(st.sumsq, ck.sumsq) <= TOL_F64, "sumsq %.17g vs check %.17g", st.sumsq,
+           ck.sumsq);
     EXPECT(r, st.first_key == gp_key_of(c.dt, &c.first) && st.yfirst == (double)c.first &&
                   st.ylast == (double)c.last,
            "first/last element wrong");
@@ -134,24 +139,29 @@ template <class T> void check_twin(Row &r, const ReduceCase<T> &c, const gp_stat
 template <class T> void row_ours_stats(ReduceCase<T> &c, unsigned flags)
 {
     const bool hashed = flags == 0u;
-    run_row(c.row("stats", hashed ? "ours stats + multiset hash" : "ours stats", Kind::OURS), [&](Row &r) {
-        gp_stats st{}, st0{};
-        int calls = 0;
-        bool det = true;
-        time_op(r, noprep, [&] {
-            GP(G.be->stats(c.dt, c.d_in, c.n, flags, &st));
-            if (calls++ == 0) st0 = st;
-            else if (!same_stats(st, st0)) det = false;
-        });
-        check_stats(r, c, st, hashed);
-        EXPECT(r, det, "results differ bitwise between repetitions (documented as deterministic)");
-        r.note = hashed ? "sum,min,max,sumsq,nan + multiset hash in one pass" : "sum,min,max,sumsq,nan in one pass";
-        if (c.have_twin) check_twin(r, c, st);
-        if (!hashed) {
-            c.ours = st;
-            c.have_ours = r.ok;
-        }
-    });
+    run_row(c.row("stats", hashed ? "ours stats + multiset hash" : "ours stats", Kind::OURS),
+            [&](Row &r) {
+                gp_stats st{}, st0{};
+                int calls = 0;
+                bool det = true;
+                time_op(r, noprep, [&] {
+                    GP(G.be->stats(c.dt, c.d_in, c.n, flags, &st));
+                    if (calls++ == 0)
+                        st0 = st;
+                    else if (!same_stats(st, st0))
+                        det = false;
+                });
+                check_stats(r, c, st, hashed);
+                EXPECT(r, det,
+                       "results differ bitwise between repetitions (documented as deterministic)");
+                r.note = hashed ? "sum,min,max,sumsq,nan + multiset hash in one pass"
+                                : "sum,min,max,sumsq,nan in one pass";
+                if (c.have_twin) check_twin(r, c, st);
+                if (!hashed) {
+                    c.ours = st;
+                    c.have_ours = r.ok;
+                }
+            });
 }
 
 /* ours: the exact (reproducible) sum of --reproducible: a Kulisch accumulator per block,
@@ -166,11 +176,11 @@ template <class T> void row_exact_sum(ReduceCase<T> &c)
         });
         acc.nan = 0;
         const double s = gp_superacc_to_double(&acc);
-        EXPECT(r, c.sum_err(s, c.ck.sum) <= TOL_F64, "exact sum %.17g vs check %.17g (rel %.2e)", s, c.ck.sum,
-               c.sum_err(s, c.ck.sum));
+        EXPECT(r, c.sum_err(s, c.ck.sum) <= TOL_F64, "exact sum %.17g vs check %.17g (rel %.2e)", s,
+               c.ck.sum, c.sum_err(s, c.ck.sum));
         if (c.have_twin) /* both the exact integer sum, rounded once */
-            EXPECT(r, memcmp(&s, &c.twin.sum, sizeof s) == 0, "exact sum %.17g != CPU twin's %.17g", s,
-                   c.twin.sum);
+            EXPECT(r, memcmp(&s, &c.twin.sum, sizeof s) == 0, "exact sum %.17g != CPU twin's %.17g",
+                   s, c.twin.sum);
         r.note = "values only, exact and correctly rounded; bitwise the same for any split";
     });
 }
@@ -183,7 +193,8 @@ template <class T> void row_cub_sum(const ReduceCase<T> &c)
         size_t tb = cub_temp(tmp, "cub::DeviceReduce::Sum", [&](void *t, size_t &b) {
             return c.cub_sum(t, b, static_cast<double *>(G.d_small));
         });
-        const double s = time_result<double>(r, noprep, [&](double *d) { CK(c.cub_sum(tmp.get(), tb, d)); });
+        const double s =
+            time_result<double>(r, noprep, [&](double *d) { CK(c.cub_sum(tmp.get(), tb, d)); });
         EXPECT(r, c.sum_err(s, c.ck.sum) <= TOL_F64, "sum %.17g vs check %.17g", s, c.ck.sum);
         if (c.have_ours)
             EXPECT(r, c.sum_err(s, c.ours.sum) <= TOL_F64, "sum %.17g vs ours %.17g (rel %.2e)", s,
@@ -220,8 +231,10 @@ template <class T> void row_cub_smm(const ReduceCase<T> &c)
         memcpy(&mn, h + 8, sizeof(T));
         memcpy(&mx, h + 16, sizeof(T));
         EXPECT(r, c.sum_err(s, c.ck.sum) <= TOL_F64, "sum %.17g vs check %.17g", s, c.ck.sum);
-        EXPECT(r, gp_key_of(c.dt, &mn) == c.ck.min_key, "min %.17g differs from the check's", (double)mn);
-        EXPECT(r, gp_key_of(c.dt, &mx) == c.ck.max_key, "max %.17g differs from the check's", (double)mx);
+        EXPECT(r, gp_key_of(c.dt, &mn) == c.ck.min_key, "min %.17g differs from the check's",
+               (double)mn);
+        EXPECT(r, gp_key_of(c.dt, &mx) == c.ck.max_key, "max %.17g differs from the check's",
+               (double)mx);
         if (c.have_ours) {
             EXPECT(r, gp_key_of(c.dt, &mn) == c.ours.min_key, "min differs from ours");
             EXPECT(r, gp_key_of(c.dt, &mx) == c.ours.max_key, "max differs from ours");
@@ -234,15 +247,17 @@ template <class T> void row_cub_smm(const ReduceCase<T> &c)
  * f32, f64 and u32, the types the seed has; accumulated in the data type, u64 for u32. */
 template <class T> void row_seed_sum(const ReduceCase<T> &c)
 {
-    using A = typename std::conditional<std::is_same<T, uint32_t>::value, unsigned long long, T>::type;
+    using A =
+        typename std::conditional<std::is_same<T, uint32_t>::value, unsigned long long, T>::type;
     const bool f32acc = std::is_same<A, float>::value;
     const char *acc = f32acc ? "f32" : std::is_same<A, double>::value ? "f64" : "u64";
     run_row(c.row("stats", format("seed P6.15 sum (%s acc)", acc), Kind::SEED), [&](Row &r) {
-        const double s = (double)time_result<A>(r, noprep, [&](A *d) { CK(seed::sum_p615(c.d_in, c.n, d)); });
+        const double s =
+            (double)time_result<A>(r, noprep, [&](A *d) { CK(seed::sum_p615(c.d_in, c.n, d)); });
         const long long nblk = (c.n + seed::SEED_BLOCK - 1) / seed::SEED_BLOCK;
         const double tol = f32acc ? tol_seq(TOL_F32ACC, nblk, true) : tol_seq(TOL_F64, nblk, false);
-        EXPECT(r, rel_err(s, c.ck.sum) <= tol, "sum %.17g vs check %.17g (rel %.2e > %.0e)", s, c.ck.sum,
-               rel_err(s, c.ck.sum), tol);
+        EXPECT(r, rel_err(s, c.ck.sum) <= tol, "sum %.17g vs check %.17g (rel %.2e > %.0e)", s,
+               c.ck.sum, rel_err(s, c.ck.sum), tol);
         r.note = format("sum only; rel err %.1e vs f64 check", rel_err(s, c.ck.sum));
     });
 }
@@ -255,7 +270,8 @@ template <class T> void rows_trap_sample(const ReduceCase<T> &c)
         gp_stats st{};
         time_op(r, noprep, [&] { GP(G.be->stats(c.dt, c.d_in, c.n, GP_STATS_NOHASH, &st)); });
         const double t = trap_of(c.dt, st, c.h);
-        EXPECT(r, c.sum_err(t, c.trap_ref, c.h) <= TOL_F64, "integral %.17g vs check %.17g", t, c.trap_ref);
+        EXPECT(r, c.sum_err(t, c.trap_ref, c.h) <= TOL_F64, "integral %.17g vs check %.17g", t,
+               c.trap_ref);
         r.note = format("h = 1/(n-1); integral %.10g", t);
     });
     run_row(c.row("trap_sample", "cub Sum+ends", Kind::REF), [&](Row &r) {
@@ -268,7 +284,8 @@ template <class T> void rows_trap_sample(const ReduceCase<T> &c)
             k_trap_end<T><<<1, 1>>>(c.d_in, c.n, c.h, d_sum, d);
             CK_LAUNCH("k_trap_end");
         });
-        EXPECT(r, c.sum_err(t, c.trap_ref, c.h) <= TOL_F64, "integral %.17g vs check %.17g", t, c.trap_ref);
+        EXPECT(r, c.sum_err(t, c.trap_ref, c.h) <= TOL_F64, "integral %.17g vs check %.17g", t,
+               c.trap_ref);
         if (c.have_ours) {
             const double to = trap_of(c.dt, c.ours, c.h);
             EXPECT(r, c.sum_err(t, to, c.h) <= TOL_F64, "integral %.17g vs ours %.17g", t, to);

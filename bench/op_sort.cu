@@ -44,7 +44,8 @@ template <class T> int cmp_native(const void *pa, const void *pb)
  * pass; the row the others are held against) or as to_keys + sort_keys + from_keys. */
 template <class T> void row_ours_values(SortCase<T> &c, bool fused)
 {
-    run_row(c.row("sort", fused ? "ours sort_values" : "ours to_keys+sort_keys+from_keys", Kind::OURS),
+    run_row(c.row("sort", fused ? "ours sort_values" : "ours to_keys+sort_keys+from_keys",
+                  Kind::OURS),
             [&](Row &r) {
                 time_op(r, [&] { c.copy_in(); }, [&] {
                     if (fused) {
@@ -57,7 +58,8 @@ template <class T> void row_ours_values(SortCase<T> &c, bool fused)
                 });
                 c.check_values(r, c.d_work, true);
                 if (c.have_ref && c.ref_err.empty()) {
-                    CK(cudaMemcpy(c.h_out.template as<T>(), c.d_work, c.nb, cudaMemcpyDeviceToHost));
+                    CK(cudaMemcpy(c.h_out.template as<T>(), c.d_work, c.nb,
+                                  cudaMemcpyDeviceToHost));
                     const bool same = memcmp(c.h_out.template as<T>(), c.h_ref.data(), c.nb) == 0;
                     EXPECT(r, same, "not bit-exact against gp_cpu_sort_keys");
                     r.note = same ? "bit-exact vs CPU twin" : "";
@@ -74,8 +76,10 @@ template <class T> void row_ours_keys(SortCase<T> &c)
     using UT = typename SortCase<T>::UT;
     run_row(c.row("sort", "ours sort_keys (keys only)", Kind::OURS), [&](Row &r) {
         EXPECT(r, c.ck_keys.hash_bits == c.ck_in.hash_keys, "to_keys produced wrong keys");
-        time_op(r, [&] { CK(cudaMemcpyAsync(c.d_work, c.keys.get(), c.nb, cudaMemcpyDeviceToDevice, 0)); },
-                [&] { GP(G.be->sort(c.width, c.d_work, NULL, c.n, 0)); });
+        time_op(
+            r,
+            [&] { CK(cudaMemcpyAsync(c.d_work, c.keys.get(), c.nb, cudaMemcpyDeviceToDevice, 0)); },
+            [&] { GP(G.be->sort(c.width, c.d_work, NULL, c.n, 0)); });
         const ChkOut k = run_check<UT>(reinterpret_cast<const UT *>(c.d_work), c.n, nullptr);
         EXPECT(r, k.desc_val == 0, "keys not sorted: %llu descents", k.desc_val);
         EXPECT(r, k.hash_bits == c.ck_keys.hash_bits, "key multiset changed");
@@ -104,12 +108,17 @@ template <class T> void rows_device_refs(SortCase<T> &c)
 {
     const int n = (int)c.n, bits = c.width * 8;
     row_cub(c, "cub RadixSort::SortKeys", "cub::DeviceRadixSort::SortKeys", c.d_out, "out of place",
-            [&](void *t, size_t &b) { return cub::DeviceRadixSort::SortKeys(t, b, c.d_work, c.d_out, n, 0, bits, 0); });
+            [&](void *t, size_t &b) {
+                return cub::DeviceRadixSort::SortKeys(t, b, c.d_work, c.d_out, n, 0, bits, 0);
+            });
     row_cub(c, "cub MergeSort::SortKeys", "cub::DeviceMergeSort::SortKeys", c.d_work,
-            "comparison sort, like ours",
-            [&](void *t, size_t &b) { return cub::DeviceMergeSort::SortKeys(t, b, c.d_work, n, Less{}, 0); });
+            "comparison sort, like ours", [&](void *t, size_t &b) {
+                return cub::DeviceMergeSort::SortKeys(t, b, c.d_work, n, Less{}, 0);
+            });
     run_row(c.row("sort", "thrust::sort", Kind::REF), [&](Row &r) {
-        time_op(r, [&] { c.copy_in(); }, [&] { thrust::sort(thrust::device, c.d_work, c.d_work + c.n); });
+        time_op(
+            r, [&] { c.copy_in(); },
+            [&] { thrust::sort(thrust::device, c.d_work, c.d_work + c.n); });
         c.check_values(r, c.d_work, false);
         r.note = "includes thrust's temp allocation";
     });
@@ -138,7 +147,8 @@ template <class T> void row_qsort(SortCase<T> &c)
         const bool sorted = std::is_sorted(v.begin(), v.end());
         EXPECT(r, sorted, "qsort result not sorted");
         if (c.have_ref && c.ref_err.empty() && c.unique_sorted)
-            EXPECT(r, memcmp(v.data(), c.h_ref.data(), c.nb) == 0, "qsort result differs from the CPU twin's");
+            EXPECT(r, memcmp(v.data(), c.h_ref.data(), c.nb) == 0,
+                   "qsort result differs from the CPU twin's");
         r.note = "host wall clock, 1 run";
         if (r.ok && qsort_group(c)) qsort_f32_2p21 = r.med;
     });
@@ -166,8 +176,8 @@ void run_sort(const std::vector<long long> &sizes)
         for_types<types>(G.opt.types, [&](auto tag) {
             using T = decltype(tag);
             const size_t nb = (size_t)n * sizeof(T);
-            run_group("sort", gp_dtype_name(dtype_of<T>()), n, 8 * nb + 2 * (size_t)n * 8 + GROUP_SLACK,
-                      [&] { bench_sort<T>(n); });
+            run_group("sort", gp_dtype_name(dtype_of<T>()), n,
+                      8 * nb + 2 * (size_t)n * 8 + GROUP_SLACK, [&] { bench_sort<T>(n); });
         });
 }
 
@@ -183,20 +193,25 @@ void annotate_sort(Row &r)
 void summary_sort(FILE *o)
 {
     if (std::isnan(ours_f32_2p21) && std::isnan(qsort_f32_2p21)) return;
-    fprintf(o, "sort f32 n = 2^21: ours %s ms, CPU qsort %s ms -> %s faster than qsort; seed-style bitonic here %s ms\n",
+    fprintf(o,
+            "sort f32 n = 2^21: ours %s ms, CPU qsort %s ms -> %s faster than qsort; seed-style "
+            "bitonic here %s ms\n",
             fmt_num(ours_f32_2p21, "%.3f").c_str(), fmt_num(qsort_f32_2p21, "%.1f").c_str(),
-            fmt_num(qsort_f32_2p21 / ours_f32_2p21, "%.1fx").c_str(), fmt_num(bitonic_f32_2p21, "%.3f").c_str());
+            fmt_num(qsort_f32_2p21 / ours_f32_2p21, "%.1fx").c_str(),
+            fmt_num(bitonic_f32_2p21, "%.3f").c_str());
     fprintf(o, "  (the chapter: Quadro P5000 bitonic 13.1 ms, Xeon 4116 qsort 539 ms, 41.1x)\n");
 }
 
 /* The same as the JSON member "qsort_comparison". */
 void json_sort(FILE *f)
 {
-    fprintf(f, "  \"qsort_comparison\": {\"n\": 2097152, \"type\": \"f32\", \"ours_ms\": %s, "
-               "\"qsort_ms\": %s, \"seed_bitonic_ms\": %s, \"speedup_vs_qsort\": %s, "
-               "\"seed_reference\": \"Quadro P5000 bitonic 13.1 ms, Xeon 4116 qsort 539 ms (41.1x)\"},\n",
-            json_num(ours_f32_2p21).c_str(), json_num(qsort_f32_2p21).c_str(),
-            json_num(bitonic_f32_2p21).c_str(), json_num(qsort_f32_2p21 / ours_f32_2p21).c_str());
+    fprintf(
+        f,
+        "  \"qsort_comparison\": {\"n\": 2097152, \"type\": \"f32\", \"ours_ms\": %s, "
+        "\"qsort_ms\": %s, \"seed_bitonic_ms\": %s, \"speedup_vs_qsort\": %s, "
+        "\"seed_reference\": \"Quadro P5000 bitonic 13.1 ms, Xeon 4116 qsort 539 ms (41.1x)\"},\n",
+        json_num(ours_f32_2p21).c_str(), json_num(qsort_f32_2p21).c_str(),
+        json_num(bitonic_f32_2p21).c_str(), json_num(qsort_f32_2p21 / ours_f32_2p21).c_str());
 }
 
 const OpRef SORT_REFS[] = {
@@ -206,6 +221,7 @@ const OpRef SORT_REFS[] = {
 
 } // namespace
 
-extern const Op OP_SORT = {"sort", false, SORT_REFS, 2, run_sort, annotate_sort, summary_sort, json_sort};
+extern const Op OP_SORT = {"sort",   false,         SORT_REFS,    2,
+                           run_sort, annotate_sort, summary_sort, json_sort};
 
 } // namespace gpb

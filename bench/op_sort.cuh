@@ -88,11 +88,12 @@ template <class T> struct SortCase {
     void check_values(Row &r, const T *d, bool ours_order) const
     {
         const ChkOut c = run_check<T>(d, n, d_refp);
-        EXPECT(r, c.hash_bits == ck_in.hash_bits, "multiset changed (hash %#llx != %#llx)", c.hash_bits,
-               ck_in.hash_bits);
+        EXPECT(r, c.hash_bits == ck_in.hash_bits, "multiset changed (hash %#llx != %#llx)",
+               c.hash_bits, ck_in.hash_bits);
         const unsigned long long desc = ours_order ? c.desc_key : c.desc_val;
         EXPECT(r, desc == 0, "not sorted: %llu descents", desc);
-        if (d_refp) EXPECT(r, c.mismatch == 0, "%llu elements differ from the CPU twin's sort", c.mismatch);
+        if (d_refp)
+            EXPECT(r, c.mismatch == 0, "%llu elements differ from the CPU twin's sort", c.mismatch);
         if (have_ref && !ref_err.empty()) fail(r, "no CPU-twin reference: %s", ref_err.c_str());
     }
 };

@@ -51,7 +51,8 @@ void iota(uint64_t *idx, long long n)
 
 /* k_pairs_check of (kout, kin, idx) into h[0] (bad indices) and h[1] (fingerprint). */
 template <class T>
-void pairs_check(const T *kout, const T *kin, const uint64_t *idx, long long n, unsigned long long h[2])
+void pairs_check(const T *kout, const T *kin, const uint64_t *idx, long long n,
+                 unsigned long long h[2])
 {
     unsigned long long *d_pc = static_cast<unsigned long long *>(G.d_small);
     CK(cudaMemset(d_pc, 0, 16));
@@ -63,7 +64,8 @@ void pairs_check(const T *kout, const T *kin, const uint64_t *idx, long long n, 
 /* The payload idx of the sorted keys kout: each index points at its key in the input, and
  * the indices are 0..n-1 (their fingerprint against that of iota, written into scratch). */
 template <class T>
-void check_payload(Row &r, const SortCase<T> &c, const T *kout, const uint64_t *idx, uint64_t *scratch)
+void check_payload(Row &r, const SortCase<T> &c, const T *kout, const uint64_t *idx,
+                   uint64_t *scratch)
 {
     unsigned long long got[2], want[2];
     pairs_check(kout, c.d_in, idx, c.n, got);
@@ -76,7 +78,9 @@ void check_payload(Row &r, const SortCase<T> &c, const T *kout, const uint64_t *
 /* ours: to_keys + sort with the index payload + from_keys, stable or not. */
 template <class T> void row_ours(SortCase<T> &c, int stable)
 {
-    run_row(c.row("sort_pairs", stable ? "ours to_keys+sort_pairs+from_keys (stable)" : "ours to_keys+sort_pairs+from_keys",
+    run_row(c.row("sort_pairs",
+                  stable ? "ours to_keys+sort_pairs+from_keys (stable)"
+                         : "ours to_keys+sort_pairs+from_keys",
                   Kind::OURS),
             [&](Row &r) {
                 DevBuf idx((size_t)c.n * 8);
@@ -106,7 +110,8 @@ template <class T> void row_cub(SortCase<T> &c)
         iota(d_ii, c.n);
         const int n = (int)c.n, bits = c.width * 8;
         auto pairs = [&](void *t, size_t &b) {
-            return cub::DeviceRadixSort::SortPairs(t, b, c.d_work, c.d_out, d_ii, d_io, n, 0, bits, 0);
+            return cub::DeviceRadixSort::SortPairs(t, b, c.d_work, c.d_out, d_ii, d_io, n, 0, bits,
+                                                   0);
         };
         DevBuf tmp;
         size_t tb = cub_temp(tmp, "cub::DeviceRadixSort::SortPairs", pairs);

@@ -55,8 +55,8 @@ struct TrapCase {
      * to tolerance tol. */
     void cross(Row &r, double w, double tol) const
     {
-        EXPECT(r, rel_err(h * w, exact) <= std::max(tol, TOL_EXACT), "integral %.17g vs exact %.17g",
-               h * w, exact);
+        EXPECT(r, rel_err(h * w, exact) <= std::max(tol, TOL_EXACT),
+               "integral %.17g vs exact %.17g", h * w, exact);
         if (!std::isnan(w_ours))
             EXPECT(r, rel_err(w, w_ours) <= tol, "weighted sum %.17g vs ours %.17g (rel %.2e)", w,
                    w_ours, rel_err(w, w_ours));
@@ -70,7 +70,8 @@ void row_ours(TrapCase &c)
     run_row(c.row("f64", "ours trap_fn", Kind::OURS), [&](Row &r) {
         double w = NAN;
         time_op(r, noprep, [&] { GP(G.be->trap_fn(c.f, c.a, c.h, c.ntrap, 0, c.npts, &w)); });
-        EXPECT(r, rel_err(c.h * w, c.exact) <= TOL_EXACT, "integral %.17g vs exact %.17g", c.h * w, c.exact);
+        EXPECT(r, rel_err(c.h * w, c.exact) <= TOL_EXACT, "integral %.17g vs exact %.17g", c.h * w,
+               c.exact);
         c.w_ours = w;
         r.note = format("integral - exact = %.1e", c.h * w - c.exact);
     });
@@ -84,12 +85,13 @@ template <int F> void row_cub(const TrapCase &c)
         const TrapTerm<F> term{c.a, c.h, c.ntrap};
         double *d_w = static_cast<double *>(G.d_small);
         auto reduce = [&](void *t, size_t &b) {
-            return cub::DeviceReduce::TransformReduce(t, b, it, d_w, (int)c.npts, cuda::std::plus<double>{},
-                                                      term, 0.0, 0);
+            return cub::DeviceReduce::TransformReduce(t, b, it, d_w, (int)c.npts,
+                                                      cuda::std::plus<double>{}, term, 0.0, 0);
         };
         DevBuf tmp;
         size_t tb = cub_temp(tmp, "cub::DeviceReduce::TransformReduce", reduce);
-        c.cross(r, time_result<double>(r, noprep, [&](double *) { CK(reduce(tmp.get(), tb)); }), TOL_F64);
+        c.cross(r, time_result<double>(r, noprep, [&](double *) { CK(reduce(tmp.get(), tb)); }),
+                TOL_F64);
     });
 }
 
@@ -114,10 +116,10 @@ template <int F> void bench_trap_fn(long long npts)
     if (F != GP_FN_X2) return;
     const long long nblk = (npts + seed::SEED_BLOCK - 1) / seed::SEED_BLOCK; /* P6.15 atomics */
     const double a = c.a, h = c.h;
-    row_seed<double>(c, "f64", "seed naive atomicAdd/point (f64)", tol_seq(TOL_F64, npts, false), "",
-                     [&](double *d) { CK(seed::trap_naive_x2(a, h, npts, d)); });
-    row_seed<double>(c, "f64", "seed P6.15 atomicAdd/block (f64)", tol_seq(TOL_F64, nblk, false), "",
-                     [&](double *d) { CK(seed::trap_p615_x2(a, h, npts, d)); });
+    row_seed<double>(c, "f64", "seed naive atomicAdd/point (f64)", tol_seq(TOL_F64, npts, false),
+                     "", [&](double *d) { CK(seed::trap_naive_x2(a, h, npts, d)); });
+    row_seed<double>(c, "f64", "seed P6.15 atomicAdd/block (f64)", tol_seq(TOL_F64, nblk, false),
+                     "", [&](double *d) { CK(seed::trap_p615_x2(a, h, npts, d)); });
     row_seed<float>(c, "f32", "seed P6.15 atomicAdd/block (f32)", tol_seq(TOL_F32ACC, nblk, true),
                     " (float throughout, as the seed)",
                     [&](float *d) { CK(seed::trap_p615_x2((float)a, (float)h, npts, d)); });

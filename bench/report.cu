@@ -113,16 +113,18 @@ static std::string block_key(const Row &r)
 
 void print_table(FILE *o)
 {
-    fprintf(o, "\n%-12s %-4s %-6s %-36s %11s %4s %10s %-7s %6s %8s  %-5s %s\n", "op", "type", "n", "impl",
-            "median_ms", "reps", "throughput", "unit", "%ceil", "ours_vs", "check", "note");
+    fprintf(o, "\n%-12s %-4s %-6s %-36s %11s %4s %10s %-7s %6s %8s  %-5s %s\n", "op", "type", "n",
+            "impl", "median_ms", "reps", "throughput", "unit", "%ceil", "ours_vs", "check", "note");
     std::string last_key;
     for (const Row &r : G.rows) {
         const std::string key = block_key(r);
         if (!last_key.empty() && key != last_key) fputc('\n', o);
         last_key = key;
-        std::string med = r.kind == Kind::NA ? (r.skipped ? "skipped" : "n/a") : fmt_num(r.med, "%.4f");
+        std::string med =
+            r.kind == Kind::NA ? (r.skipped ? "skipped" : "n/a") : fmt_num(r.med, "%.4f");
         fprintf(o, "%-12s %-4s %-6s %-36s %11s %4s %10s %-7s %6s %8s  %-5s %s\n", r.op.c_str(),
-                r.type.c_str(), r.op == "ceiling" ? format("%.0fMiB", r.n / 1048576.0).c_str() : n_str(r.n).c_str(),
+                r.type.c_str(),
+                r.op == "ceiling" ? format("%.0fMiB", r.n / 1048576.0).c_str() : n_str(r.n).c_str(),
                 r.impl.c_str(), med.c_str(), r.timed ? std::to_string(r.reps).c_str() : "-",
                 fmt_num(r.tput, r.tput >= 100 ? "%.1f" : "%.3f").c_str(), r.unit.c_str(),
                 fmt_num(r.pct, "%.1f").c_str(), fmt_num(r.ratio, "%.2fx").c_str(),
@@ -185,18 +187,21 @@ static void json_head(FILE *f)
     fprintf(f, "  \"git_commit\": %s,\n", json_str(gp_git_commit()).c_str());
     fprintf(f, "  \"date\": %s,\n", json_str(iso_date()).c_str());
     fprintf(f, "  \"command\": %s,\n", json_str(G.cmdline).c_str());
-    fprintf(f, "  \"device\": {\"name\": %s, \"sm_count\": %d, \"cc\": \"%d.%d\", \"clock_khz\": %d, "
-               "\"mem_clock_khz\": %d, \"mem_bus_width_bits\": %d, \"l2_bytes\": %d, "
-               "\"global_mem_bytes\": %zu},\n",
+    fprintf(f,
+            "  \"device\": {\"name\": %s, \"sm_count\": %d, \"cc\": \"%d.%d\", \"clock_khz\": %d, "
+            "\"mem_clock_khz\": %d, \"mem_bus_width_bits\": %d, \"l2_bytes\": %d, "
+            "\"global_mem_bytes\": %zu},\n",
             json_str(p.name).c_str(), p.multiProcessorCount, p.major, p.minor, G.clock_khz,
             G.mem_clock_khz, p.memoryBusWidth, p.l2CacheSize, p.totalGlobalMem);
     fprintf(f, "  \"cuda_runtime\": %d,\n", CUDART_VERSION);
     fprintf(f, "  \"seed\": %llu,\n  \"base_reps\": %d,\n  \"l2_flush_bytes\": %zu,\n", G.opt.seed,
             G.opt.reps, FLUSH_BYTES);
-    fprintf(f, "  \"ceilings\": {\"read_kernel_gbps\": %s, \"d2d_copy_gbps\": %s, \"read_ms\": %s, "
-               "\"copy_ms\": %s, \"check\": %s},\n",
-            json_num(G.read_gbps).c_str(), json_num(G.copy_gbps).c_str(), json_num(G.read_ms).c_str(),
-            json_num(G.copy_ms).c_str(), json_str(G.ceiling_check).c_str());
+    fprintf(f,
+            "  \"ceilings\": {\"read_kernel_gbps\": %s, \"d2d_copy_gbps\": %s, \"read_ms\": %s, "
+            "\"copy_ms\": %s, \"check\": %s},\n",
+            json_num(G.read_gbps).c_str(), json_num(G.copy_gbps).c_str(),
+            json_num(G.read_ms).c_str(), json_num(G.copy_ms).c_str(),
+            json_str(G.ceiling_check).c_str());
     for (int i = 0; i < N_OPS; i++)
         if (OPS[i]->json) OPS[i]->json(f);
 }
@@ -204,17 +209,18 @@ static void json_head(FILE *f)
 /* One row as a JSON object (no line end). */
 static void json_row(FILE *f, const Row &r)
 {
-    fprintf(f,
-            "    {\"op\": %s, \"type\": %s, \"n\": %lld, \"impl\": %s, \"kind\": %s, \"timed\": %s, "
-            "\"reps\": %d, \"median_ms\": %s, \"min_ms\": %s, \"max_ms\": %s, \"throughput\": %s, "
-            "\"unit\": %s, \"pct_read_ceiling\": %s, \"ratio_ours\": %s, \"ratio_ref\": %s, "
-            "\"valid\": %s, \"skipped\": %s, \"check\": %s, \"note\": %s}",
-            json_str(r.op).c_str(), json_str(r.type).c_str(), r.n, json_str(r.impl).c_str(),
-            json_str(kind_name(r.kind)).c_str(), r.timed ? "true" : "false", r.reps,
-            json_num(r.med).c_str(), json_num(r.mn).c_str(), json_num(r.mx).c_str(),
-            json_num(r.tput).c_str(), json_str(r.unit).c_str(), json_num(r.pct).c_str(),
-            json_num(r.ratio).c_str(), json_str(r.ratio_ref).c_str(), r.ok ? "true" : "false",
-            r.skipped ? "true" : "false", json_str(r.check).c_str(), json_str(r.note).c_str());
+    fprintf(
+        f,
+        "    {\"op\": %s, \"type\": %s, \"n\": %lld, \"impl\": %s, \"kind\": %s, \"timed\": %s, "
+        "\"reps\": %d, \"median_ms\": %s, \"min_ms\": %s, \"max_ms\": %s, \"throughput\": %s, "
+        "\"unit\": %s, \"pct_read_ceiling\": %s, \"ratio_ours\": %s, \"ratio_ref\": %s, "
+        "\"valid\": %s, \"skipped\": %s, \"check\": %s, \"note\": %s}",
+        json_str(r.op).c_str(), json_str(r.type).c_str(), r.n, json_str(r.impl).c_str(),
+        json_str(kind_name(r.kind)).c_str(), r.timed ? "true" : "false", r.reps,
+        json_num(r.med).c_str(), json_num(r.mn).c_str(), json_num(r.mx).c_str(),
+        json_num(r.tput).c_str(), json_str(r.unit).c_str(), json_num(r.pct).c_str(),
+        json_num(r.ratio).c_str(), json_str(r.ratio_ref).c_str(), r.ok ? "true" : "false",
+        r.skipped ? "true" : "false", json_str(r.check).c_str(), json_str(r.note).c_str());
 }
 
 bool write_json(const std::string &path, int code)
@@ -233,8 +239,8 @@ bool write_json(const std::string &path, int code)
     fprintf(f, "  ],\n");
     fprintf(f, "  \"failures\": %d,\n  \"skipped_groups\": %d,\n  \"fatal\": %s,\n", G.failures,
             G.skipped_groups, G.fatal.empty() ? "null" : json_str(G.fatal).c_str());
-    fprintf(f, "  \"total_seconds\": %.1f,\n  \"status\": %s,\n  \"exit_code\": %d\n}\n", elapsed_s(),
-            json_str(status_word(code)).c_str(), code);
+    fprintf(f, "  \"total_seconds\": %.1f,\n  \"status\": %s,\n  \"exit_code\": %d\n}\n",
+            elapsed_s(), json_str(status_word(code)).c_str(), code);
     const bool ok = fflush(f) == 0 && !ferror(f);
     if (fclose(f) != 0 || !ok) {
         fprintf(stderr, "gpuprim_bench: error writing %s\n", path.c_str());
@@ -248,11 +254,17 @@ bool write_json(const std::string &path, int code)
 void print_header(FILE *o)
 {
     const cudaDeviceProp &p = G.prop;
-    fprintf(o, "gpuprim_bench %s (commit %s), %s\n", gp_version(), gp_git_commit(), iso_date().c_str());
-    fprintf(o, "device: %s, cc %d.%d, %d SMs, SM clock %.0f MHz, memory clock %.0f MHz, %d-bit bus, L2 %.0f MiB, %.1f GiB\n",
-            p.name, p.major, p.minor, p.multiProcessorCount, G.clock_khz / 1000.0, G.mem_clock_khz / 1000.0,
-            p.memoryBusWidth, p.l2CacheSize / 1048576.0, p.totalGlobalMem / 1073741824.0);
-    fprintf(o, "seed %llu%s, reps %d (fewer above 20 ms), L2 flush before each rep: %zu MiB memset + %zu MiB read\n",
+    fprintf(o, "gpuprim_bench %s (commit %s), %s\n", gp_version(), gp_git_commit(),
+            iso_date().c_str());
+    fprintf(o,
+            "device: %s, cc %d.%d, %d SMs, SM clock %.0f MHz, memory clock %.0f MHz, %d-bit bus, "
+            "L2 %.0f MiB, %.1f GiB\n",
+            p.name, p.major, p.minor, p.multiProcessorCount, G.clock_khz / 1000.0,
+            G.mem_clock_khz / 1000.0, p.memoryBusWidth, p.l2CacheSize / 1048576.0,
+            p.totalGlobalMem / 1073741824.0);
+    fprintf(o,
+            "seed %llu%s, reps %d (fewer above 20 ms), L2 flush before each rep: %zu MiB memset + "
+            "%zu MiB read\n",
             G.opt.seed, G.opt.seed_given ? "" : " (from the clock)", G.opt.reps, FLUSH_BYTES >> 20,
             FLUSH_BYTES >> 20);
 }
@@ -270,8 +282,10 @@ static void print_legend(FILE *o)
             refs += (refs.empty() ? "" : ", ") + label + ": " + x.legend;
         }
     }
-    fprintf(o, "ours_vs = time(other) / time(ours), > 1: ours faster; on our rows 'other' is the CUB "
-               "reference (%s)\n", refs.c_str());
+    fprintf(o,
+            "ours_vs = time(other) / time(ours), > 1: ours faster; on our rows 'other' is the CUB "
+            "reference (%s)\n",
+            refs.c_str());
 }
 
 /* Each of our rows at the largest n it ran at, in the order the rows first appeared. */
@@ -289,22 +303,28 @@ static void print_headline(FILE *o)
     for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
         const Row *best = nullptr;
         for (const Row &r : G.rows)
-            if (r.kind == Kind::OURS && r.op + "|" + r.type + "|" + r.impl == *it && (!best || r.n > best->n))
+            if (r.kind == Kind::OURS && r.op + "|" + r.type + "|" + r.impl == *it &&
+                (!best || r.n > best->n))
                 best = &r;
         if (!best) continue;
-        fprintf(o, "  %-12s %-4s %-6s %-34s %s ms  %s %s%s  %s %s\n", best->op.c_str(), best->type.c_str(),
-                n_str(best->n).c_str(), best->impl.c_str(), fmt_num(best->med, "%.4f").c_str(),
-                fmt_num(best->tput, best->tput >= 100 ? "%.1f" : "%.3f").c_str(), best->unit.c_str(),
+        fprintf(o, "  %-12s %-4s %-6s %-34s %s ms  %s %s%s  %s %s\n", best->op.c_str(),
+                best->type.c_str(), n_str(best->n).c_str(), best->impl.c_str(),
+                fmt_num(best->med, "%.4f").c_str(),
+                fmt_num(best->tput, best->tput >= 100 ? "%.1f" : "%.3f").c_str(),
+                best->unit.c_str(),
                 std::isnan(best->pct) ? "" : format(" (%.0f%% of read ceiling)", best->pct).c_str(),
-                best->ok ? (best->ratio_ref.empty() ? "" : ("vs " + best->ratio_ref + ":").c_str()) : "FAILED",
+                best->ok ? (best->ratio_ref.empty() ? "" : ("vs " + best->ratio_ref + ":").c_str())
+                         : "FAILED",
                 best->ok ? fmt_num(best->ratio, "%.2fx").c_str() : best->check.c_str());
     }
 }
 
 void print_summary(FILE *o)
 {
-    fprintf(o, "\nread ceiling: %s GB/s (read-only kernel, 16-byte loads); device-to-device cudaMemcpy: %s GB/s "
-               "(read + write bytes)\n",
+    fprintf(o,
+            "\nread ceiling: %s GB/s (read-only kernel, 16-byte loads); device-to-device "
+            "cudaMemcpy: %s GB/s "
+            "(read + write bytes)\n",
             fmt_num(G.read_gbps, "%.1f").c_str(), fmt_num(G.copy_gbps, "%.1f").c_str());
     for (int i = 0; i < N_OPS; i++)
         if (OPS[i]->summary) OPS[i]->summary(o);

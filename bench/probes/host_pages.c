@@ -76,7 +76,8 @@ static struct region fresh(enum kind k)
     } else {
         const int pop = k == K_POPULATED ? MAP_POPULATE : 0;
         p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | pop, -1, 0);
-        if (p != MAP_FAILED && madvise(p, bytes, MADV_NOHUGEPAGE) != 0) die("madvise(MADV_NOHUGEPAGE)");
+        if (p != MAP_FAILED && madvise(p, bytes, MADV_NOHUGEPAGE) != 0)
+            die("madvise(MADV_NOHUGEPAGE)");
     }
     if (p == MAP_FAILED) die("mmap");
     r.p = p;
@@ -90,7 +91,8 @@ static void release(struct region *r)
     if (r->kind == K_HUGE) {
         free(r->p);
     } else {
-        if (r->kind == K_SHARED && madvise(r->p, bytes, MADV_REMOVE) != 0) die("madvise(MADV_REMOVE)");
+        if (r->kind == K_SHARED && madvise(r->p, bytes, MADV_REMOVE) != 0)
+            die("madvise(MADV_REMOVE)");
         if (munmap(r->p, bytes) != 0) die("munmap");
     }
     r->p = NULL;
@@ -113,7 +115,8 @@ static double timed_io(const char *path, char *p, int reading)
     const double t = now();
     for (size_t o = 0; o < bytes;) {
         const size_t n = bytes - o < PIECE ? bytes - o : PIECE;
-        const ssize_t got = reading ? pread(fd, p + o, n, (off_t)o) : pwrite(fd, p + o, n, (off_t)o);
+        const ssize_t got =
+            reading ? pread(fd, p + o, n, (off_t)o) : pwrite(fd, p + o, n, (off_t)o);
         if (got <= 0) {
             if (got == 0) errno = EIO;
             die(reading ? "pread" : "pwrite");
@@ -184,8 +187,10 @@ int main(int argc, char **argv)
 {
     char *end = NULL;
     const long mib = argc > 2 ? strtol(argv[2], &end, 10) : 512;
-    if (argc < 2 || argc > 3 || (end && (end == argv[2] || *end != '\0')) || mib < 1 || mib > (1l << 20)) {
-        fprintf(stderr, "usage: gpuprim_probe_host_pages DIR [MIB]   (MIB: 1..1048576, default 512)\n");
+    if (argc < 2 || argc > 3 || (end && (end == argv[2] || *end != '\0')) || mib < 1 ||
+        mib > (1l << 20)) {
+        fprintf(stderr,
+                "usage: gpuprim_probe_host_pages DIR [MIB]   (MIB: 1..1048576, default 512)\n");
         return 2;
     }
     bytes = (size_t)mib << 20;
