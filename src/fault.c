@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gpuprim/h5io.h"
+#include "phases.h"
 
 void gp_fault_parse(const char *value, gp_fault *f)
 {
@@ -41,7 +42,8 @@ int gp_fault_fire(const gp_fault *f, int rank, const char *phase)
 
 void gp_fault_set_io(const gp_fault *f, int rank)
 {
-    const gp_h5_faults io = {gp_fault_hits(f, rank, "pread"), gp_fault_hits(f, rank, "pwrite"),
-                             gp_fault_hits(f, rank, "tmpfile")};
+    const gp_h5_faults io = {gp_fault_hits(f, rank, gp_phase_fault(GP_PH_PREAD)),
+                             gp_fault_hits(f, rank, gp_phase_fault(GP_PH_PWRITE)),
+                             gp_fault_hits(f, rank, gp_phase_fault(GP_PH_TMPFILE))};
     gp_h5_set_faults(&io);
 }

@@ -62,105 +62,149 @@ static void derived(const gp_stats *s, double *mean, double *l2)
 /* The exact integer sum in full decimal when the data are integers (isum), else NULL. */
 static const char *int_sum_text(const gp_result *r, char *buf, size_t len)
 {
-    if (gp_dtype_is_float(r->dtype) || !r->stats.has_isum) return NULL;
-    gp_i128_to_dec(r->stats.isum, buf, len);
+    if (gp_dtype_is_float(r->in.dtype) || !r->stats.global.has_isum) return NULL;
+    gp_i128_to_dec(r->stats.global.isum, buf, len);
     return buf;
 }
 
 static void minmax_text(const gp_result *r, char *mn, char *mx, size_t len)
 {
-    if (r->stats.count - r->stats.nan_count > 0) {
-        fmt_key(mn, len, r->dtype, r->stats.min_key);
-        fmt_key(mx, len, r->dtype, r->stats.max_key);
+    const gp_stats *s = &r->stats.global;
+    if (s->count - s->nan_count > 0) {
+        fmt_key(mn, len, r->in.dtype, s->min_key);
+        fmt_key(mx, len, r->in.dtype, s->max_key);
     } else {
         snprintf(mn, len, "nan");
         snprintf(mx, len, "nan");
     }
 }
 
-void gp_report_print(const gp_result *r, const gp_options *o)
+/* The summary of the function job. */
+static void print_function(const gp_result *r)
 {
-    if (o->quiet) return;
-    if (r->function_mode) {
-        printf("gpuprim_mpi: trapezoid rule of %s over [%.17g, %.17g], n = %lld trapezoids, %d rank%s, backend %s\n",
-               gp_func_name(r->func), r->a, r->b, (long long)r->ntrap, r->ranks,
-               r->ranks == 1 ? "" : "s", r->backend);
-        printf("  %-14s %.17g\n", "integral", r->integral);
-        printf("  %-14s %.17g\n", "exact", r->exact);
-        printf("  %-14s %.3e\n", "abs error", fabs(r->integral - r->exact));
-        printf("  %-14s %.9g\n", "h", r->h);
-        printf("  %-14s %.3f ms (max over ranks)\n", "time", r->t[GP_PH_TOTAL] * 1e3);
-        fflush(stdout);
-        return;
-    }
-    double mean, l2;
-    char mn[64], mx[64];
-    derived(&r->stats, &mean, &l2);
-    minmax_text(r, mn, mx, sizeof mn);
+    const gp_result_function *fn = &r->fn;
+    printf("gpuprim_mpi: trapezoid rule of %s over [%.17g, %.17g], n = %lld trapezoids, %d rank%s, backend %s\n",
+           gp_func_name(fn->func), fn->a, fn->b, (long long)fn->ntrap, r->run.ranks,
+           r->run.ranks == 1 ? "" : "s", r->run.backend);
+    printf("  %-14s %.17g\n", "integral", fn->integral);
+    printf("  %-14s %.17g\n", "exact", fn->exact);
+    printf("  %-14s %.3e\n", "abs error", fabs(fn->integral - fn->exact));
+    printf("  %-14s %.9g\n", "h", fn->h);
+    printf("  %-14s %.3f ms (max over ranks)\n", "time", r->run.t[GP_PH_TOTAL] * 1e3);
+}
+
+/* The file job's header line: the input, its type, count and shape, the ranks, the backend. */
+static void print_input(const gp_result *r)
+{
+    const gp_result_input *in = &r->in;
     char shape[160] = "";
-    if (r->ndims > 1) { /* e.g. " (shape 1000 x 3, read flattened, row-major)" */
+    if (in->ndims > 1) { /* e.g. " (shape 1000 x 3, read flattened, row-major)" */
         size_t k = (size_t)snprintf(shape, sizeof shape, " (shape ");
-        for (int d = 0; d < r->ndims && k < sizeof shape; d++)
+        for (int d = 0; d < in->ndims && k < sizeof shape; d++)
             k += (size_t)snprintf(shape + k, sizeof shape - k, "%s%lld", d ? " x " : "",
-                                  (long long)r->dims[d]);
+                                  (long long)in->dims[d]);
         if (k < sizeof shape) snprintf(shape + k, sizeof shape - k, ", read flattened, row-major)");
     }
-    char fname[sizeof r->file], dname[sizeof r->dataset];
+    char fname[sizeof in->file], dname[sizeof in->dataset];
     printf("gpuprim_mpi: %s:%s (%s, read as %s), %lld element%s%s, %d rank%s, backend %s\n",
-           one_line(fname, sizeof fname, r->file), one_line(dname, sizeof dname, r->dataset),
-           r->type_desc, gp_dtype_name(r->dtype), (long long)r->n, r->n == 1 ? "" : "s", shape,
-           r->ranks, r->ranks == 1 ? "" : "s", r->backend);
-    printf("  %-14s %lld\n", "count", (long long)r->stats.count);
-    printf("  %-14s %lld\n", "nan count", (long long)r->stats.nan_count);
-    char nb[64], ib[GP_I128_DEC_LEN];
+           one_line(fname, sizeof fname, in->file), one_line(dname, sizeof dname, in->dataset),
+           in->type_desc, gp_dtype_name(in->dtype), (long long)in->n, in->n == 1 ? "" : "s",
+           shape, r->run.ranks, r->run.ranks == 1 ? "" : "s", r->run.backend);
+}
+
+/* The statistics rows and the integral. */
+static void print_stats(const gp_result *r)
+{
+    const gp_result_stats *st = &r->stats;
+    double mean, l2;
+    char mn[64], mx[64], nb[64], ib[GP_I128_DEC_LEN];
+    derived(&st->global, &mean, &l2);
+    minmax_text(r, mn, mx, sizeof mn);
+    printf("  %-14s %lld\n", "count", (long long)st->global.count);
+    printf("  %-14s %lld\n", "nan count", (long long)st->global.nan_count);
     const char *isum = int_sum_text(r, ib, sizeof ib);
-    printf("  %-14s %s%s\n", "sum", isum ? isum : num(nb, sizeof nb, r->stats.sum),
-           r->reproducible ? " (exact, reproducible)" : "");
+    printf("  %-14s %s%s\n", "sum", isum ? isum : num(nb, sizeof nb, st->global.sum),
+           st->reproducible ? " (exact, reproducible)" : "");
     printf("  %-14s %s\n", "min", mn);
     printf("  %-14s %s\n", "max", mx);
     printf("  %-14s %s\n", "mean", num(nb, sizeof nb, mean));
     printf("  %-14s %s\n", "L2 norm", num(nb, sizeof nb, l2));
-    if (r->integral_nonuniform)
+    if (st->nonuniform)
         printf("  %-14s %s (trapezoid rule, coordinates from --x)\n", "integral",
-               num(nb, sizeof nb, r->integral));
+               num(nb, sizeof nb, st->integral));
     else
-        printf("  %-14s %s (trapezoid rule, dx = %g)\n", "integral", num(nb, sizeof nb, r->integral),
-               r->dx);
-    if (r->sorted_done) {
-        printf("  %-14s %s, %s%s (%lld descents; count %s; multiset hash %s%s%s)\n", "sorted",
-               r->sorted_ok ? "yes, verified" : "NO", r->descending ? "descending" : "ascending",
-               r->stable ? ", stable" : "", (long long)r->sorted_descents,
-               r->sorted_stats.count == r->stats.count ? "kept" : "CHANGED",
-               r->sorted_stats.hash == r->sorted_hash_in ? "kept" : "CHANGED",
-               r->out ? "; written to " : "", r->out ? r->out : "");
-        if (r->argsort_dset[0]) printf("  %-14s %s:%s\n", "argsort", r->out, r->argsort_dset);
-        if (r->payload_dset[0]) printf("  %-14s %s:%s (sorted with the data)\n", "payload", r->out, r->payload_dset);
-    } else
+        printf("  %-14s %s (trapezoid rule, dx = %g)\n", "integral",
+               num(nb, sizeof nb, st->integral), st->dx);
+}
+
+/* The sort's rows: the verdict, the order, the output's datasets. */
+static void print_sort(const gp_result *r)
+{
+    const gp_result_sort *so = &r->sort;
+    if (!so->done) {
         printf("  %-14s skipped (--no-sort)\n", "sorted");
-    if (r->ranks > 1 && r->sorted_done) {
-        const int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
-        int used = 0;
-        for (int s = 0; s < ns; s++) used |= r->xstep_transport[s];
-        const double whole = (double)r->exchange_bytes_whole;
-        printf("  %-14s %d step%s, %s, %.1f MiB moved between ranks (%.1f %% of the %.1f MiB "
-               "the whole shards make)\n", "rank exchange", r->exchange_stages,
-               r->exchange_stages == 1 ? "" : "s", transports_text(used),
-               (double)r->exchange_bytes / 1048576.0,
-               whole > 0 ? 100.0 * (double)r->exchange_bytes / whole : 0.0, whole / 1048576.0);
+        return;
     }
+    printf("  %-14s %s, %s%s (%lld descents; count %s; multiset hash %s%s%s)\n", "sorted",
+           so->ok ? "yes, verified" : "NO", so->descending ? "descending" : "ascending",
+           so->stable ? ", stable" : "", (long long)so->descents,
+           so->stats.count == r->stats.global.count ? "kept" : "CHANGED",
+           so->stats.hash == so->hash_in ? "kept" : "CHANGED",
+           so->out ? "; written to " : "", so->out ? so->out : "");
+    if (so->argsort_dset[0]) printf("  %-14s %s:%s\n", "argsort", so->out, so->argsort_dset);
+    if (so->payload_dset[0])
+        printf("  %-14s %s:%s (sorted with the data)\n", "payload", so->out, so->payload_dset);
+}
+
+/* The steps of the exchange that ran (at most GP_XSTEPS_MAX). */
+static int exchange_steps(const gp_result_exchange *x)
+{
+    return x->stages < GP_XSTEPS_MAX ? x->stages : GP_XSTEPS_MAX;
+}
+
+/* The rank exchange's row: steps, transports, bytes moved (a sort on P > 1 ranks). */
+static void print_exchange(const gp_result *r)
+{
+    const gp_result_exchange *x = &r->xchg;
+    if (r->run.ranks <= 1 || !r->sort.done) return;
+    int used = 0;
+    for (int s = 0; s < exchange_steps(x); s++) used |= x->step_transport[s];
+    const double whole = (double)x->bytes_whole;
+    printf("  %-14s %d step%s, %s, %.1f MiB moved between ranks (%.1f %% of the %.1f MiB "
+           "the whole shards make)\n", "rank exchange", x->stages, x->stages == 1 ? "" : "s",
+           transports_text(used), (double)x->bytes / 1048576.0,
+           whole > 0 ? 100.0 * (double)x->bytes / whole : 0.0, whole / 1048576.0);
+}
+
+/* The phase table (its rows: phases.h), and with --verbose the exchange's steps. */
+static void print_times(const gp_result *r, int verbose)
+{
+    const gp_result_exchange *x = &r->xchg;
     printf("phase            time (ms, max over ranks)\n");
     for (int i = 0; i < GP_NPHASES; i++)
-        printf("  %-14s %10.3f\n", gp_phase_names[i], r->t[i] * 1e3);
-    if (o->verbose && r->sorted_done && r->exchange_stages > 0) {
-        printf("exchange step  transport   transfer ms  merge ms  MiB moved (all ranks)  GB/s (moved / step time)\n");
-        int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
-        for (int s = 0; s < ns; s++) {
-            const double ms = r->xstep_comm_ms[s] + r->xstep_merge_ms[s];
-            printf("  %11d  %-10s  %11.3f  %8.3f  %21.1f  %8.2f\n", s + 1,
-                   transports_text(r->xstep_transport[s]), r->xstep_comm_ms[s],
-                   r->xstep_merge_ms[s], (double)r->xstep_bytes[s] / 1048576.0,
-                   ms > 0 ? (double)r->xstep_bytes[s] / (ms * 1e6) : 0.0);
-        }
+        printf("  %-14s %10.3f\n", gp_phase_label(i), r->run.t[i] * 1e3);
+    if (!verbose || !r->sort.done || x->stages <= 0) return;
+    printf("exchange step  transport   transfer ms  merge ms  MiB moved (all ranks)  GB/s (moved / step time)\n");
+    for (int s = 0; s < exchange_steps(x); s++) {
+        const double ms = x->step_comm_ms[s] + x->step_merge_ms[s];
+        printf("  %11d  %-10s  %11.3f  %8.3f  %21.1f  %8.2f\n", s + 1,
+               transports_text(x->step_transport[s]), x->step_comm_ms[s], x->step_merge_ms[s],
+               (double)x->step_bytes[s] / 1048576.0,
+               ms > 0 ? (double)x->step_bytes[s] / (ms * 1e6) : 0.0);
+    }
+}
+
+void gp_report_print(const gp_result *r, const gp_options *o)
+{
+    if (o->quiet) return;
+    if (r->run.function_mode) {
+        print_function(r);
+    } else {
+        print_input(r);
+        print_stats(r);
+        print_sort(r);
+        print_exchange(r);
+        print_times(r, o->verbose);
     }
     fflush(stdout);
 }
@@ -223,46 +267,72 @@ static void jstr_or_null(FILE *f, const char *s)
     if (s) jstr(f, s); else fprintf(f, "null");
 }
 
+/* The start of a member of the report's object (depth 1) or of one inside it (depth 2):
+ * ",", a new line, the indent and "KEY": . */
+static void jkey(FILE *f, int depth, const char *key)
+{
+    fprintf(f, ",\n%*s\"%s\": ", 2 * depth, "", key);
+}
+
+/* A member whose value is a string or null, a number (jnum), a boolean, an integer. */
+static void jkey_str(FILE *f, int depth, const char *key, const char *s)
+{
+    jkey(f, depth, key);
+    jstr_or_null(f, s);
+}
+
+static void jkey_num(FILE *f, int depth, const char *key, double x)
+{
+    jkey(f, depth, key);
+    jnum(f, x);
+}
+
+static void jkey_bool(FILE *f, int depth, const char *key, int b)
+{
+    jkey(f, depth, key);
+    fputs(b ? "true" : "false", f);
+}
+
+static void jkey_int(FILE *f, int depth, const char *key, long long v)
+{
+    jkey(f, depth, key);
+    fprintf(f, "%lld", v);
+}
+
 /* "options": the command line as the run understood it, defaults filled in. */
 static void json_options(FILE *f, const gp_options *o)
 {
     static const char *const backends[] = {"auto", "cuda", "cpu"};
+    static const char *const transports[] = {"auto", "shared", "mpi"};
     fprintf(f, ",\n  \"options\": {\n    \"file\": ");
     jstr_or_null(f, o->file);
-    fprintf(f, ",\n    \"dataset\": ");
-    jstr_or_null(f, o->dataset);
-    fprintf(f, ",\n    \"x\": ");
-    jstr_or_null(f, o->xdataset);
-    fprintf(f, ",\n    \"dx\": ");
-    jnum(f, o->dx);
-    fprintf(f, ",\n    \"out\": ");
-    jstr_or_null(f, o->out);
-    fprintf(f, ",\n    \"force\": %s,\n    \"no_sort\": %s,\n    \"json\": ",
-            o->force ? "true" : "false", o->no_sort ? "true" : "false");
-    jstr_or_null(f, o->json);
-    fprintf(f, ",\n    \"quiet\": %s,\n    \"verbose\": %s,\n    \"progress\": \"%s\"",
-            o->quiet ? "true" : "false", o->verbose ? "true" : "false",
-            o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto");
-    static const char *const transports[] = {"auto", "shared", "mpi"};
-    fprintf(f, ",\n    \"backend\": \"%s\",\n    \"transport\": \"%s\",\n    \"io\": \"%s\",\n    \"function\": ",
-            (unsigned)o->backend < 3 ? backends[o->backend] : "?",
-            (unsigned)o->transport < 3 ? transports[o->transport] : "?", gp_io_mode_name(o->io));
-    jstr_or_null(f, o->function_mode ? gp_func_name(o->func) : NULL);
-    fprintf(f, ",\n    \"a\": ");
-    jnum(f, o->a);
-    fprintf(f, ",\n    \"b\": ");
-    jnum(f, o->b);
-    fprintf(f, ",\n    \"n\": %lld", (long long)o->n);
-    fprintf(f, ",\n    \"descending\": %s,\n    \"stable\": %s,\n    \"argsort\": %s",
-            o->descending ? "true" : "false", o->stable ? "true" : "false",
-            o->argsort ? "true" : "false");
-    fprintf(f, ",\n    \"payload\": ");
-    jstr_or_null(f, o->payload);
-    fprintf(f, ",\n    \"reproducible\": %s\n  }", o->reproducible ? "true" : "false");
+    jkey_str(f, 2, "dataset", o->dataset);
+    jkey_str(f, 2, "x", o->xdataset);
+    jkey_num(f, 2, "dx", o->dx);
+    jkey_str(f, 2, "out", o->out);
+    jkey_bool(f, 2, "force", o->force);
+    jkey_bool(f, 2, "no_sort", o->no_sort);
+    jkey_str(f, 2, "json", o->json);
+    jkey_bool(f, 2, "quiet", o->quiet);
+    jkey_bool(f, 2, "verbose", o->verbose);
+    jkey_str(f, 2, "progress", o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto");
+    jkey_str(f, 2, "backend", (unsigned)o->backend < 3 ? backends[o->backend] : "?");
+    jkey_str(f, 2, "transport", (unsigned)o->transport < 3 ? transports[o->transport] : "?");
+    jkey_str(f, 2, "io", gp_io_mode_name(o->io));
+    jkey_str(f, 2, "function", o->function_mode ? gp_func_name(o->func) : NULL);
+    jkey_num(f, 2, "a", o->a);
+    jkey_num(f, 2, "b", o->b);
+    jkey_int(f, 2, "n", (long long)o->n);
+    jkey_bool(f, 2, "descending", o->descending);
+    jkey_bool(f, 2, "stable", o->stable);
+    jkey_bool(f, 2, "argsort", o->argsort);
+    jkey_str(f, 2, "payload", o->payload);
+    jkey_bool(f, 2, "reproducible", o->reproducible);
+    fprintf(f, "\n  }");
 }
 
 /* "binding": one object per rank, in rank order. */
-static void json_binding(FILE *f, const gp_result *r)
+static void json_binding(FILE *f, const gp_result_run *r)
 {
     fprintf(f, ",\n  \"binding\": [");
     for (int i = 0; r->bindings && i < r->ranks; i++) {
@@ -348,105 +418,135 @@ int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *pa
     return rc;
 }
 
+/* The function job's results. */
+static void json_function(FILE *f, const gp_result_function *fn)
+{
+    jkey_str(f, 1, "mode", "function");
+    jkey_str(f, 1, "function", gp_func_name(fn->func));
+    jkey_num(f, 1, "a", fn->a);
+    jkey_num(f, 1, "b", fn->b);
+    jkey_int(f, 1, "n", (long long)fn->ntrap);
+    jkey_num(f, 1, "integral", fn->integral);
+    jkey_num(f, 1, "exact", fn->exact);
+}
+
+/* The file job's input: mode, file, dataset, stored type, shape, dtype. */
+static void json_input(FILE *f, const gp_result_input *in)
+{
+    jkey_str(f, 1, "mode", "file");
+    jkey_str(f, 1, "file", in->file);
+    jkey_str(f, 1, "dataset", in->dataset);
+    jkey_str(f, 1, "stored_type", in->type_desc);
+    jkey(f, 1, "shape");
+    fputc('[', f);
+    for (int d = 0; d < in->ndims; d++)
+        fprintf(f, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
+    fputc(']', f);
+    jkey_str(f, 1, "dtype", gp_dtype_name(in->dtype));
+}
+
+/* "min" or "max": floats as numbers (%.17g is exact for float32 too), integers exactly (their
+ * text), NaN when there is none (every element NaN, or no element). */
+static void json_extreme(FILE *f, const char *name, gp_dtype dt, int none, uint64_t key,
+                         const char *text)
+{
+    jkey(f, 1, name);
+    if (none || gp_dtype_is_float(dt)) jnum(f, none ? NAN : gp_key_to_double(dt, key));
+    else fputs(text, f);
+}
+
+/* The statistics: count, NaN count, sum, min, max, mean, L2 norm, the integral and its rule. */
+static void json_stats(FILE *f, const gp_result *r)
+{
+    const gp_result_stats *st = &r->stats;
+    const gp_dtype dt = r->in.dtype;
+    double mean, l2;
+    char mn[64], mx[64], ib[GP_I128_DEC_LEN];
+    derived(&st->global, &mean, &l2);
+    minmax_text(r, mn, mx, sizeof mn);
+    jkey_int(f, 1, "count", (long long)st->global.count);
+    jkey_int(f, 1, "nan_count", (long long)st->global.nan_count);
+    jkey(f, 1, "sum");
+    const char *isum = int_sum_text(r, ib, sizeof ib);
+    if (isum) fputs(isum, f); /* integers: the exact sum as a JSON integer */
+    else jnum(f, st->global.sum);
+    const int none = st->global.count - st->global.nan_count == 0;
+    json_extreme(f, "min", dt, none, st->global.min_key, mn);
+    json_extreme(f, "max", dt, none, st->global.max_key, mx);
+    jkey_num(f, 1, "mean", mean);
+    jkey_num(f, 1, "l2_norm", l2);
+    jkey_num(f, 1, "integral", st->integral);
+    jkey_str(f, 1, "integral_rule", st->nonuniform ? "trapezoid, --x" : "trapezoid, uniform dx");
+    jkey_num(f, 1, "dx", st->dx);
+}
+
+/* The sort (with the statistics' reproducible flag and chunks, in the report's order). */
+static void json_sort(FILE *f, const gp_result *r)
+{
+    const gp_result_sort *so = &r->sort;
+    jkey_bool(f, 1, "sorted", so->done);
+    jkey_bool(f, 1, "sorted_verified", so->ok);
+    jkey_int(f, 1, "sorted_descents", (long long)so->descents);
+    jkey_str(f, 1, "order", so->descending ? "descending" : "ascending");
+    jkey_bool(f, 1, "stable", so->stable);
+    jkey_bool(f, 1, "reproducible", r->stats.reproducible);
+    jkey_str(f, 1, "argsort_dataset", so->argsort_dset[0] ? so->argsort_dset : NULL);
+    jkey_str(f, 1, "payload_dataset", so->payload_dset[0] ? so->payload_dset : NULL);
+    jkey_int(f, 1, "chunks", (long long)r->stats.chunks);
+    jkey_int(f, 1, "chunk_elements", (long long)r->stats.chunk_elems);
+}
+
+/* The rank exchange: steps, bytes, and per step its transport, times and bytes. */
+static void json_exchange(FILE *f, const gp_result_exchange *x)
+{
+    jkey_int(f, 1, "exchange_steps", x->stages);
+    jkey_int(f, 1, "exchange_bytes", (long long)x->bytes);
+    jkey_int(f, 1, "exchange_bytes_whole", (long long)x->bytes_whole);
+    jkey(f, 1, "exchange_step_times");
+    fputc('[', f);
+    const int ns = exchange_steps(x);
+    for (int s = 0; s < ns; s++)
+        fprintf(f, "%s\n    {\"transport\": \"%s\", \"transfer_ms\": %.6f, \"merge_ms\": %.6f, "
+                "\"bytes\": %lld}", s ? "," : "", transports_text(x->step_transport[s]),
+                x->step_comm_ms[s], x->step_merge_ms[s], (long long)x->step_bytes[s]);
+    fprintf(f, "%s]", ns ? "\n  " : "");
+}
+
+/* The output and the drivers --io resolved to: the input's, and --out's (null: none
+ * written). */
+static void json_output(FILE *f, const gp_result *r)
+{
+    jkey_str(f, 1, "out", r->sort.out);
+    jkey_str(f, 1, "io_read", gp_io_mode_name(r->in.io));
+    jkey_str(f, 1, "io_write", r->sort.io != GP_IO_AUTO ? gp_io_mode_name(r->sort.io) : NULL);
+}
+
 static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
 {
+    const gp_result_run *run = &r->run;
     fprintf(f, "{\n  \"version\": ");
     jstr(f, gp_version());
-    fprintf(f, ",\n  \"ranks\": %d,\n  \"backend\": ", r->ranks);
-    jstr(f, r->backend);
-    fprintf(f, ",\n  \"gpus_visible\": %d,\n  \"ranks_per_gpu_max\": %d", r->gpus_visible,
-            r->ranks_per_gpu_max);
+    jkey_int(f, 1, "ranks", run->ranks);
+    jkey_str(f, 1, "backend", run->backend);
+    jkey_int(f, 1, "gpus_visible", run->gpus_visible);
+    jkey_int(f, 1, "ranks_per_gpu_max", run->ranks_per_gpu_max);
     json_options(f, o);
-    json_binding(f, r);
-    if (r->function_mode) {
-        fprintf(f, ",\n  \"mode\": \"function\",\n  \"function\": ");
-        jstr(f, gp_func_name(r->func));
-        fprintf(f, ",\n  \"a\": ");
-        jnum(f, r->a);
-        fprintf(f, ",\n  \"b\": ");
-        jnum(f, r->b);
-        fprintf(f, ",\n  \"n\": %lld,\n  \"integral\": ", (long long)r->ntrap);
-        jnum(f, r->integral);
-        fprintf(f, ",\n  \"exact\": ");
-        jnum(f, r->exact);
+    json_binding(f, run);
+    if (run->function_mode) {
+        json_function(f, &r->fn);
     } else {
-        double mean, l2;
-        char mn[64], mx[64];
-        derived(&r->stats, &mean, &l2);
-        minmax_text(r, mn, mx, sizeof mn);
-        fprintf(f, ",\n  \"mode\": \"file\",\n  \"file\": ");
-        jstr(f, r->file);
-        fprintf(f, ",\n  \"dataset\": ");
-        jstr(f, r->dataset);
-        fprintf(f, ",\n  \"stored_type\": ");
-        jstr(f, r->type_desc);
-        fprintf(f, ",\n  \"shape\": [");
-        for (int d = 0; d < r->ndims; d++)
-            fprintf(f, "%s%lld", d ? ", " : "", (long long)r->dims[d]);
-        fprintf(f, "]");
-        fprintf(f, ",\n  \"dtype\": ");
-        jstr(f, gp_dtype_name(r->dtype));
-        fprintf(f, ",\n  \"count\": %lld,\n  \"nan_count\": %lld,\n  \"sum\": ",
-                (long long)r->stats.count, (long long)r->stats.nan_count);
-        char ib[GP_I128_DEC_LEN];
-        const char *isum = int_sum_text(r, ib, sizeof ib);
-        if (isum) fputs(isum, f); /* integers: the exact sum as a JSON integer */
-        else jnum(f, r->stats.sum);
-        /* min/max: floats as numbers (%.17g is exact for float32 too), integers exactly */
-        const int none = r->stats.count - r->stats.nan_count == 0;
-        fprintf(f, ",\n  \"min\": ");
-        if (none || gp_dtype_is_float(r->dtype))
-            jnum(f, none ? NAN : gp_key_to_double(r->dtype, r->stats.min_key));
-        else
-            fprintf(f, "%s", mn);
-        fprintf(f, ",\n  \"max\": ");
-        if (none || gp_dtype_is_float(r->dtype))
-            jnum(f, none ? NAN : gp_key_to_double(r->dtype, r->stats.max_key));
-        else
-            fprintf(f, "%s", mx);
-        fprintf(f, ",\n  \"mean\": ");
-        jnum(f, mean);
-        fprintf(f, ",\n  \"l2_norm\": ");
-        jnum(f, l2);
-        fprintf(f, ",\n  \"integral\": ");
-        jnum(f, r->integral);
-        fprintf(f, ",\n  \"integral_rule\": \"%s\"", r->integral_nonuniform ? "trapezoid, --x" : "trapezoid, uniform dx");
-        fprintf(f, ",\n  \"dx\": ");
-        jnum(f, r->dx);
-        fprintf(f, ",\n  \"sorted\": %s,\n  \"sorted_verified\": %s,\n  \"sorted_descents\": %lld",
-                r->sorted_done ? "true" : "false", r->sorted_ok ? "true" : "false",
-                (long long)r->sorted_descents);
-        fprintf(f, ",\n  \"order\": \"%s\",\n  \"stable\": %s,\n  \"reproducible\": %s",
-                r->descending ? "descending" : "ascending", r->stable ? "true" : "false",
-                r->reproducible ? "true" : "false");
-        fprintf(f, ",\n  \"argsort_dataset\": ");
-        if (r->argsort_dset[0]) jstr(f, r->argsort_dset); else fprintf(f, "null");
-        fprintf(f, ",\n  \"payload_dataset\": ");
-        if (r->payload_dset[0]) jstr(f, r->payload_dset); else fprintf(f, "null");
-        fprintf(f, ",\n  \"chunks\": %lld,\n  \"chunk_elements\": %lld", (long long)r->chunks,
-                (long long)r->chunk_elems);
-        fprintf(f, ",\n  \"exchange_steps\": %d,\n  \"exchange_bytes\": %lld,\n  "
-                "\"exchange_bytes_whole\": %lld", r->exchange_stages, (long long)r->exchange_bytes,
-                (long long)r->exchange_bytes_whole);
-        fprintf(f, ",\n  \"exchange_step_times\": [");
-        int ns = r->exchange_stages < GP_XSTEPS_MAX ? r->exchange_stages : GP_XSTEPS_MAX;
-        for (int s = 0; s < ns; s++)
-            fprintf(f, "%s\n    {\"transport\": \"%s\", \"transfer_ms\": %.6f, \"merge_ms\": %.6f, "
-                    "\"bytes\": %lld}", s ? "," : "", transports_text(r->xstep_transport[s]),
-                    r->xstep_comm_ms[s], r->xstep_merge_ms[s], (long long)r->xstep_bytes[s]);
-        fprintf(f, "%s]", ns ? "\n  " : "");
-        fprintf(f, ",\n  \"out\": ");
-        if (r->out) jstr(f, r->out); else fprintf(f, "null");
-        /* the drivers --io resolved to: the input's, and --out's (null: none written) */
-        fprintf(f, ",\n  \"io_read\": \"%s\",\n  \"io_write\": ", gp_io_mode_name(r->io_read));
-        if (r->io_write != GP_IO_AUTO) fprintf(f, "\"%s\"", gp_io_mode_name(r->io_write));
-        else fprintf(f, "null");
+        json_input(f, &r->in);
+        json_stats(f, r);
+        json_sort(f, r);
+        json_exchange(f, &r->xchg);
+        json_output(f, r);
     }
-    fprintf(f, ",\n  \"times_ms\": {");
+    jkey(f, 1, "times_ms");
+    fputc('{', f);
     for (int i = 0; i < GP_NPHASES; i++) {
         fprintf(f, "%s\n    ", i ? "," : "");
-        jstr(f, gp_phase_names[i]);
-        fprintf(f, ": %.6f", r->t[i] * 1e3);
+        jstr(f, gp_phase_label(i));
+        fprintf(f, ": %.6f", run->t[i] * 1e3);
     }
     fprintf(f, "\n  }\n}\n");
     const int werr = ferror(f);

@@ -15,31 +15,70 @@
 
 /* ---- backend selection --------------------------------------------------------------- */
 
+/* This rank's binding record before the choice: rank, node-local rank and size (node: the
+ * ranks of this node, for the caller to free), host, CUDA_VISIBLE_DEVICES (from *env, read
+ * here); no device yet. Returns MPI_SUCCESS, or MPI_Comm_split_type's error (no node).
+ * Collective. */
+static int bind_start(MPI_Comm comm, gp_binding *bind, gp_bind_env *env, MPI_Comm *node)
+{
+    memset(bind, 0, sizeof *bind);
+    MPI_Comm_rank(comm, &bind->rank);
+    bind->device = -1;
+    const int rc = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, bind->rank, MPI_INFO_NULL,
+                                       node);
+    if (rc != MPI_SUCCESS) return rc;
+    MPI_Comm_rank(*node, &bind->local_rank);
+    MPI_Comm_size(*node, &bind->local_size);
+    if (gethostname(bind->host, sizeof bind->host - 1) != 0) strcpy(bind->host, "?");
+    gp_bind_env_from_process(env);
+    bind->cuda_visible_set = env->cuda_visible_devices != NULL;
+    snprintf(bind->cuda_visible, sizeof bind->cuda_visible, "%s",
+             env->cuda_visible_devices ? env->cuda_visible_devices : "");
+    return MPI_SUCCESS;
+}
+
+/* The ranks of node (this rank's node) that share this rank's GPU (by PCI bus id, else by
+ * gp_bind_choose's key; 0 on the CPU backend), and on rank 0 of comm run->bindings, every
+ * rank's binding in rank order. Collective over comm and node. */
+static int ranks_on_my_gpu(MPI_Comm comm, MPI_Comm node, const gp_binding *bind,
+                           const gp_bind_choice *choice, gp_result_run *run)
+{
+    int rank, size, mine_per_gpu = 0;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    char key[64] = "", *keys = (char *)calloc((size_t)bind->local_size, sizeof key);
+    run->bindings = rank == 0 ? (gp_binding *)calloc((size_t)size, sizeof *bind) : NULL;
+    if (!keys || (rank == 0 && !run->bindings)) { /* a few KiB: the collectives need them */
+        fprintf(stderr, "gpuprim_mpi: error: rank %d: out of memory for the binding table\n", rank);
+        MPI_Abort(comm, gp_exit_status(GP_EXIT_FAIL));
+    }
+    if (bind->device >= 0)
+        snprintf(key, sizeof key, "%s", bind->busid[0] ? bind->busid : choice->gpu_key);
+    if (MPI_Allgather(key, (int)sizeof key, MPI_CHAR, keys, (int)sizeof key, MPI_CHAR, node) ==
+        MPI_SUCCESS)
+        mine_per_gpu = gp_bind_ranks_per_gpu(keys, sizeof key, bind->local_size);
+    else if (bind->device >= 0)
+        mine_per_gpu = choice->ranks_per_gpu;
+    free(keys);
+    MPI_Gather(bind, (int)sizeof *bind, MPI_BYTE, run->bindings, (int)sizeof *bind, MPI_BYTE, 0,
+               comm);
+    return mine_per_gpu;
+}
+
 int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
-                      gp_binding *bind, gp_result *res, char *msg, size_t msglen)
+                      gp_binding *bind, gp_result_run *run, char *msg, size_t msglen)
 {
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
-    memset(bind, 0, sizeof *bind);
-    bind->rank = rank;
-    bind->device = -1;
     MPI_Comm node;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node) !=
-        MPI_SUCCESS) {
-        snprintf(msg, msglen, "MPI_Comm_split_type failed");
-        return GP_EXIT_FAIL;
-    }
-    MPI_Comm_rank(node, &bind->local_rank);
-    MPI_Comm_size(node, &bind->local_size);
-    if (gethostname(bind->host, sizeof bind->host - 1) != 0) strcpy(bind->host, "?");
     gp_bind_env env;
     gp_bind_choice choice;
     memset(&choice, 0, sizeof choice);
-    gp_bind_env_from_process(&env);
-    bind->cuda_visible_set = env.cuda_visible_devices != NULL;
-    snprintf(bind->cuda_visible, sizeof bind->cuda_visible, "%s",
-             env.cuda_visible_devices ? env.cuda_visible_devices : "");
+    if (bind_start(comm, bind, &env, &node) != MPI_SUCCESS) {
+        snprintf(msg, msglen, "MPI_Comm_split_type failed");
+        return GP_EXIT_FAIL;
+    }
 
     int err = 0, fell_back = 0, ndev = 0;
     char why[256] = "";
@@ -79,25 +118,12 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
         return err;
     }
 
-    /* sharing: ranks of a node with the same GPU (PCI bus id, else gp_bind_choose's key) */
-    int any_fell = 0, per_gpu = 0, mine_per_gpu = 0;
+    /* sharing: ranks of a node with the same GPU */
+    int any_fell = 0, per_gpu = 0;
     MPI_Allreduce(&fell_back, &any_fell, 1, MPI_INT, MPI_MAX, comm);
-    char key[64] = "", *keys = (char *)calloc((size_t)bind->local_size, sizeof key);
-    res->bindings = rank == 0 ? (gp_binding *)calloc((size_t)size, sizeof *bind) : NULL;
-    if (!keys || (rank == 0 && !res->bindings)) { /* a few KiB: the collectives need them */
-        fprintf(stderr, "gpuprim_mpi: error: rank %d: out of memory for the binding table\n", rank);
-        MPI_Abort(comm, gp_exit_status(GP_EXIT_FAIL));
-    }
-    if (bind->device >= 0) snprintf(key, sizeof key, "%s", bind->busid[0] ? bind->busid : choice.gpu_key);
-    if (MPI_Allgather(key, (int)sizeof key, MPI_CHAR, keys, (int)sizeof key, MPI_CHAR, node) ==
-        MPI_SUCCESS)
-        mine_per_gpu = gp_bind_ranks_per_gpu(keys, sizeof key, bind->local_size);
-    else if (bind->device >= 0)
-        mine_per_gpu = choice.ranks_per_gpu;
-    free(keys);
+    const int mine_per_gpu = ranks_on_my_gpu(comm, node, bind, &choice, run);
     MPI_Comm_free(&node);
     MPI_Allreduce(&mine_per_gpu, &per_gpu, 1, MPI_INT, MPI_MAX, comm);
-    MPI_Gather(bind, (int)sizeof *bind, MPI_BYTE, res->bindings, (int)sizeof *bind, MPI_BYTE, 0, comm);
     if (rank == 0) {
         if (any_fell)
             fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend\n", why[0] ? why : "no CUDA device visible");
@@ -105,11 +131,11 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
             fprintf(stderr, "gpuprim_mpi: warning: up to %d ranks share one GPU (more ranks than visible GPUs on a node)\n",
                     per_gpu);
     }
-    res->ranks = size;
-    res->backend = (*be)->name;
-    res->gpus_visible = ndev;
-    res->ranks_per_gpu_max = per_gpu;
-    res->mem_share = bind->device >= 0 ? (mine_per_gpu > 0 ? mine_per_gpu : 1)
+    run->ranks = size;
+    run->backend = (*be)->name;
+    run->gpus_visible = ndev;
+    run->ranks_per_gpu_max = per_gpu;
+    run->mem_share = bind->device >= 0 ? (mine_per_gpu > 0 ? mine_per_gpu : 1)
                                        : (bind->local_size > 0 ? bind->local_size : 1);
     return 0;
 }

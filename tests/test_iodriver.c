@@ -1,7 +1,7 @@
 /* test_iodriver.c — the choice of the I/O driver (io/iodriver.c): gp_io_choose on plain
  * values of the requested mode and the file system, the names and the parser, and once
  * gp_io_env_of on a real path; and the file job's piece size per driver and backend
- * (gp_job_piece_bytes, src/job.c) with faked knob values. No MPI. Exit 0 when every check
+ * (gp_job_piece_bytes, src/pipeline.c) with faked knob values. No MPI. Exit 0 when every check
  * passes. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -9,6 +9,7 @@
 
 #include "gpuprim/iodriver.h"
 #include "job.h"
+#include "pipeline.h"
 #include "test_check.h"
 
 static gp_io_env fs(unsigned long magic)

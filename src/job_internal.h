@@ -1,0 +1,95 @@
+/* job_internal.h — the file job's record and what its phases share; private to the job's
+ * files: job.c (the phase table and its runner; open, alloc, read), plan.c (the memory
+ * plan), pipeline.c (the pieces between the file and the backend's memory) and one ph_*.c
+ * file per concept (ph_stats.c, ph_sort.c, ph_write.c).
+ *
+ * A phase is a function int ph(gp_job *j): it does its work and returns 0 or a GP_EXIT_*
+ * code with j->msg set; run_phase (job.c) does the rest. A new phase: its function in a
+ * ph_*.c file of its own (declared below), its word in phases.h, and a row of job.c's
+ * table with its wanted() predicate. */
+#ifndef GP_JOB_INTERNAL_H
+#define GP_JOB_INTERNAL_H
+
+#include <stdio.h>
+
+#include "fault.h"
+#include "gpuprim/exact_sum.h"
+#include "gpuprim/h5io.h"
+#include "job.h"
+#include "pipeline.h"
+
+/* Everything one rank's file job knows: given, opened, planned, allocated and computed. */
+typedef struct gp_job {
+    /* given */
+    MPI_Comm comm;
+    int rank, P;
+    const gp_options *o;
+    const gp_backend *be;
+    gp_result *res;
+    char *msg;
+    size_t msglen;
+    gp_fault fault;
+    double t[GP_NPHASES]; /* seconds per table row */
+    /* open */
+    gp_h5_input in, pin;  /* the data; the --payload dataset */
+    int in_open, pin_open;
+    gp_dtype dt;
+    size_t sz;            /* bytes per element */
+    int64_t N, m;         /* elements; slots per rank for the exchange, ceil(N/P) */
+    int64_t off, cnt;     /* this rank's shard */
+    int sorting, pairs;   /* pairs: a uint64 input position rides with every key */
+    char argsort_dset[sizeof ((gp_result *)0)->sort.argsort_dset];
+    /* plan */
+    int chunked;
+    int64_t chunk, nchunks;
+    void *dev;            /* the shard (the exchange's when P > 1) */
+    uint64_t *hval, *dval; /* the positions: on the host (a backend whose device memory is
+                             not host memory; else NULL: dval is host memory) and on the
+                             device (the exchange's when P > 1) */
+    gp_exchange *xchg;    /* sorting on P > 1 ranks: the rank exchange, owner of the shard
+                             (and positions) and their receive buffers */
+    gp_xfer x;            /* the pieces of the file's data */
+    /* computed */
+    gp_stats local, total;
+    gp_superacc av, aq;   /* --reproducible: exact sums of the values and of their squares */
+    int64_t nk;           /* keys this rank holds after the exchange */
+    uint64_t hash_in;     /* the input's multiset hash in key space */
+} gp_job;
+
+/* The clock of the phase times, seconds. */
+static inline double now(void) { return MPI_Wtime(); }
+
+/* 1 when the backend's device memory is host memory (the CPU backend). */
+static inline int device_is_host(const gp_backend *be)
+{
+    return (be->caps & GP_CAP_HOST_MEMORY) != 0;
+}
+
+/* A backend call of a phase: on failure, "rank R: what: reason" in j->msg and
+ * GP_EXIT_DEVICE in err (a variable of the caller); skipped once err is set. */
+#define BE_CALL(what, call)                                                                 \
+    do {                                                                                    \
+        if (!err && (call)) {                                                               \
+            err = GP_EXIT_DEVICE;                                                           \
+            snprintf(j->msg, j->msglen, "rank %d: %s: %s", j->rank, what,                   \
+                     j->be->last_error());                                                  \
+        }                                                                                   \
+    } while (0)
+
+/* ---- the phases outside job.c, in the table's order (their contracts: at each) ---------- */
+
+int gp_ph_plan(gp_job *j);          /* plan.c: device memory, whole shard or chunks */
+int gp_ph_stats_chunked(gp_job *j); /* ph_stats.c: read + statistics chunk by chunk */
+int gp_ph_stats(gp_job *j);         /* ph_stats.c: the statistics of the shard */
+int gp_ph_integral(gp_job *j);      /* ph_stats.c: the --x trapezoid rule */
+int gp_ph_combine(gp_job *j);       /* ph_stats.c: the ranks' records combined */
+int gp_ph_sort(gp_job *j);          /* ph_sort.c: order keys, the local sort */
+int gp_ph_exchange(gp_job *j);      /* ph_sort.c: the rank-level merge exchange */
+int gp_ph_verify(gp_job *j);        /* ph_sort.c: the sorted result checked */
+int gp_ph_write(gp_job *j);         /* ph_write.c: the sorted data to --out */
+
+/* Whether the exchange's spare buffer serves the local sort as its scratch and is given back
+ * before the write (ph_sort.c). */
+int gp_job_lends_spare(const gp_job *j);
+
+#endif /* GP_JOB_INTERNAL_H */
