@@ -97,3 +97,15 @@ const gp_tuning *gp_tuning_get(void)
     pthread_once(&g_once, tuning_init);
     return &g_tuning;
 }
+
+int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen)
+{
+    const gp_tuning *t = gp_tuning_get();
+    if (t->mem_limit_error[0]) {
+        if (why && whylen > 0) snprintf(why, whylen, "%s", t->mem_limit_error);
+        return -1;
+    }
+    if (free_bytes && t->mem_limit_set && t->mem_limit < (uint64_t)*free_bytes)
+        *free_bytes = (size_t)t->mem_limit;
+    return 0;
+}

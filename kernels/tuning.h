@@ -59,8 +59,8 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t);
 /* The process's record: parsed from the environment at the first call, then the same. */
 const gp_tuning *gp_tuning_get(void);
 
-/* The test knob behind gp_backend.mem_info (kernels/cpu_backend.c; the CUDA backend uses it
- * too). When the environment variable GPUPRIM_DEVICE_MEM_LIMIT (read once per process with
+/* The test knob behind gp_backend.mem_info (kernels/tuning.c; kernels/cpu_mem.c and the
+ * CUDA backend use it). When the environment variable GPUPRIM_DEVICE_MEM_LIMIT (read once per process with
  * the other knobs, kernels/tuning.h) is set and not empty it must be a decimal byte count (digits only, < 2^64); *free_bytes becomes min(*free_bytes, that
  * count). Unset or empty: *free_bytes unchanged. Returns 0, or -1 for a malformed value
  * (*free_bytes unchanged) with a one-line reason in why[0, whylen) (why may be NULL). */
