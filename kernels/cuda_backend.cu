@@ -9,6 +9,7 @@
  * device is made current for the thread that calls gp_backend_cuda().
  */
 #include "cuda_internal.cuh"
+#include "backend_table.h"
 #include "tuning.h"
 #include "gpuprim/exact_sum.h"
 
@@ -299,37 +300,58 @@ static int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
     return GP_OK;
 }
 
-static const gp_backend g_cuda_backend = {
-    "cuda",
-    cuda_alloc,
-    cuda_free,
-    cuda_host_alloc,
-    cuda_host_free,
-    cuda_upload,
-    cuda_download,
-    gp_cuda_stats,
-    gp_cuda_trap_x,
-    gp_cuda_trap_fn,
-    gp_cuda_to_keys,
-    gp_cuda_from_keys,
-    gp_cuda_sort,
-    gp_cuda_merge_split,
-    cuda_last_error,
-    gp_cuda_exact_sum,
-    cuda_mem_info,
-    cuda_upload_async,
-    cuda_upload_wait,
-    gp_cuda_sort_values,
-    GP_CAP_IPC,
-    cuda_copy,
-    cuda_download_async,
-    cuda_download_wait,
-    gp_cuda_merge_path,
-    cuda_ipc_get,
-    cuda_ipc_open,
-    cuda_ipc_close,
-    cuda_synchronize,
-};
+/* The table, filled entry by entry by name (C++17 has no designated initializers; a
+ * constexpr function keeps the table a compile-time constant, and the compiler checks every
+ * name), in gp_backend's groups. sort_spare stays NULL: the bitonic network sorts in place.
+ * tests/test_backend_table.c checks that every mandatory entry is filled. */
+static constexpr gp_backend cuda_table()
+{
+    gp_backend t{};
+    /* identity and capabilities */
+    t.name = "cuda";
+    t.caps = GP_CAP_IPC;
+    /* device memory */
+    t.alloc = cuda_alloc;
+    t.free = cuda_free;
+    t.host_alloc = cuda_host_alloc;
+    t.host_free = cuda_host_free;
+    t.mem_info = cuda_mem_info;
+    /* transfers */
+    t.upload = cuda_upload;
+    t.download = cuda_download;
+    t.upload_async = cuda_upload_async;
+    t.upload_wait = cuda_upload_wait;
+    t.download_async = cuda_download_async;
+    t.download_wait = cuda_download_wait;
+    t.copy = cuda_copy;
+    t.synchronize = cuda_synchronize;
+    /* statistics and integrals */
+    t.stats = gp_cuda_stats;
+    t.trap_x = gp_cuda_trap_x;
+    t.trap_fn = gp_cuda_trap_fn;
+    t.exact_sum = gp_cuda_exact_sum;
+    /* sort and keys */
+    t.to_keys = gp_cuda_to_keys;
+    t.from_keys = gp_cuda_from_keys;
+    t.sort = gp_cuda_sort;
+    t.sort_values = gp_cuda_sort_values;
+    t.sort_spare = nullptr;
+    /* merge: the rank exchange's data plane */
+    t.merge_split = gp_cuda_merge_split;
+    t.merge_path = gp_cuda_merge_path;
+    /* inter-process mapping */
+    t.ipc_get = cuda_ipc_get;
+    t.ipc_open = cuda_ipc_open;
+    t.ipc_close = cuda_ipc_close;
+    /* errors */
+    t.last_error = cuda_last_error;
+    return t;
+}
+static constexpr gp_backend g_cuda_backend = cuda_table();
+
+/* The table itself, without choosing or touching a device (backend_table.h: for the test of
+ * its entries). */
+extern "C" const gp_backend *gp_backend_cuda_table(void) { return &g_cuda_backend; }
 
 /* ---- public entry points (gpuprim/kernels.h) ----------------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* cuda_stub.c — the CUDA entry points of gpuprim/kernels.h for a build without a CUDA compiler.
  * Compiled instead of the kernels/ .cu files; every query answers "no CUDA". */
+#include "backend_table.h"
 #include "gpuprim/kernels.h"
 
 #include <stdio.h>
@@ -27,3 +28,6 @@ int gp_cuda_device_info(int device, char *name, size_t namelen, char *busid, siz
     if (busid && buslen > 0) busid[0] = '\0';
     return -1;
 }
+
+/* No CUDA table in this build (backend_table.h): always NULL. */
+const gp_backend *gp_backend_cuda_table(void) { return NULL; }

@@ -1,6 +1,8 @@
 /* binding.c — the rank → GPU decision (see binding.h). No MPI, no CUDA: plain inputs. */
 #include "binding.h"
+#include "tuning.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +54,21 @@ static int list_entry(const char *list, int idx, char *out, size_t outlen)
     }
 }
 
-/* A non-negative decimal integer, or -1. */
+/* A node-local rank (SLURM_LOCALID): the integer rule of every knob (gp_knob_int, tuning.h),
+ * in [0, 1000000], once the blanks around it are trimmed as around the lists' entries; -1
+ * for anything else (and for more than 31 characters between the blanks). */
 static int parse_index(const char *s)
 {
-    if (!s || !*s) return -1;
-    char *end;
-    long v = strtol(s, &end, 10);
-    while (*end == ' ') end++;
-    if (*end || v < 0 || v > 1000000) return -1;
-    return (int)v;
+    if (!s) return -1;
+    while (*s == ' ') s++;
+    size_t len = strlen(s);
+    while (len > 0 && s[len - 1] == ' ') len--;
+    char buf[32];
+    if (len >= sizeof buf) return -1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    int64_t v = 0;
+    return gp_knob_int(buf, 0, 1000000, &v) == 0 ? (int)v : -1;
 }
 
 int gp_bind_choose(int local_rank, int local_size, int visible, const gp_bind_env *env,
@@ -85,7 +93,8 @@ int gp_bind_choose(int local_rank, int local_size, int visible, const gp_bind_en
     const int nstep = gp_bind_list_count(env->slurm_step_gpus);
     const int ncvd = gp_bind_list_count(env->cuda_visible_devices);
     if (nstep == visible &&
-        list_entry(env->slurm_step_gpus, choice->device, choice->gpu_key, sizeof choice->gpu_key) == 0) {
+        list_entry(env->slurm_step_gpus, choice->device, choice->gpu_key,
+                   sizeof choice->gpu_key) == 0) {
         /* taken from SLURM_STEP_GPUS */
     } else if (ncvd >= visible &&
                list_entry(env->cuda_visible_devices, choice->device, choice->gpu_key,
