@@ -2,9 +2,8 @@
  * with its uploads overlapped, the write with its downloads overlapped. */
 #define _POSIX_C_SOURCE 200809L
 #include "pipeline.h"
+#include "tuning.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,15 +22,6 @@
 #define GP_PIECE_BYTES_POSIX ((int64_t)4 << 20)
 #define GP_PIECE_BYTES_MPIIO ((int64_t)256 << 20)
 
-int64_t gp_job_piece_knob(const char *value)
-{
-    if (!value || !isdigit((unsigned char)value[0])) return 0;
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(value, &end, 10);
-    return end && *end == '\0' && v > 0 && errno == 0 ? (int64_t)v : 0;
-}
-
 int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t most)
 {
     int64_t b = io == GP_IO_MPIIO ? GP_PIECE_BYTES_MPIIO : unified ? 0 : GP_PIECE_BYTES_POSIX;
@@ -44,9 +34,10 @@ int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t mos
 int gp_pieces_alloc(gp_job *j, int64_t span)
 {
     const gp_backend *be = j->be;
-    /* test knob GPUPRIM_READ_PIECE_BYTES: small pieces in CI; on the CPU backend the data then
-     * go through two host pieces as on the CUDA backend, so that CI runs that path */
-    const int64_t knob = gp_job_piece_knob(getenv("GPUPRIM_READ_PIECE_BYTES"));
+    /* test knob GPUPRIM_READ_PIECE_BYTES (the tuning record): small pieces in CI; on the CPU
+     * backend the data then go through two host pieces as on the CUDA backend, so that CI
+     * runs that path */
+    const int64_t knob = gp_tuning_get()->read_piece_bytes;
     j->x.unified = device_is_host(be) && knob == 0;
     j->x.bytes = gp_job_piece_bytes(knob, j->in.io, j->x.unified, 8 * (span > 1 ? span : 1));
     if (j->x.unified) return 0;

@@ -20,14 +20,10 @@ typedef struct gp_xfer {
                       and write */
 } gp_xfer;
 
-/* The test knob GPUPRIM_READ_PIECE_BYTES: its value (NULL when unset) as bytes when it is a
- * positive decimal integer (digits only), else 0 (unset, or ignored). Pure. */
-int64_t gp_job_piece_knob(const char *value);
-
 /* Bytes per piece of the file job's reads (each piece's upload overlapped with the next
  * read) and, through host pieces, of its writes (each piece's download overlapped with the
  * write of the one before); with io == GP_IO_MPIIO every piece is one collective call per
- * rank. knob (gp_job_piece_knob) when > 0; else 256 MiB for GP_IO_MPIIO, else 0 with
+ * rank. knob (GPUPRIM_READ_PIECE_BYTES: gp_tuning.read_piece_bytes, tuning.h) when > 0; else 256 MiB for GP_IO_MPIIO, else 0 with
  * `unified` (the data straight into and out of the CPU backend's memory, a shard in one
  * call) and 4 MiB otherwise (two pinned pieces on the CUDA backend). Never more than
  * `most` (the bytes of the largest read), and at least 8 (a float64 coordinate); 0 stays

@@ -58,7 +58,7 @@ static void test_knob_int(void)
     }
 }
 
-/* GPUPRIM_READ_PIECE_BYTES: the values gp_job_piece_knob (src/job.c) accepts, a positive
+/* GPUPRIM_READ_PIECE_BYTES: the values the piece knob accepted before it joined the record (src/pipeline.c), a positive
  * decimal integer (digits only), else 0. */
 static void test_read_piece(const gp_tuning_env *none)
 {
