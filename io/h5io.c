@@ -555,6 +555,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
     memset(&e, 0, sizeof e);
     memset(&d, 0, sizeof d);
     d.did = d.type = H5I_INVALID_HID;
+    gp_h5_register_filters(); /* LZF; a failure shows at the read */
     quiet_hdf5();
 
     if (!in) {
