@@ -62,6 +62,7 @@ static herr_t lzf_set_local(hid_t dcpl, hid_t type, hid_t space)
     hsize_t chunk[H5S_MAX_RANK];
     (void)space;
     if (H5Pget_filter_by_id2(dcpl, LZF_ID, &flags, &ncd, cd, 0, NULL, NULL) < 0) return -1;
+    if (ncd > sizeof cd / sizeof cd[0]) ncd = sizeof cd / sizeof cd[0]; /* the ones read */
     if (ncd < 3) ncd = 3;
     if (cd[0] == 0) cd[0] = LZF_REVISION;
     if (cd[1] == 0) cd[1] = LZF_VERSION;
