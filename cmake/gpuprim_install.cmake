@@ -116,6 +116,14 @@ if(GPUPRIM_HAVE_CUDA)
   # the CUDA objects need the static CUDA runtime and what it uses
   string(APPEND GPUPRIM_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lstdc++")
 endif()
+if(GPUPRIM_HAVE_LZF)
+  # liblzf (io/h5_lzf.c's LZF filter), by name; its folder too unless the linker searches it
+  get_filename_component(_pc_lzf_dir "${GPUPRIM_LZF_LIBRARY}" DIRECTORY)
+  if(NOT _pc_lzf_dir IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND GPUPRIM_PC_LIBS " -L${_pc_lzf_dir}")
+  endif()
+  string(APPEND GPUPRIM_PC_LIBS " -llzf")
+endif()
 string(APPEND GPUPRIM_PC_LIBS " -pthread -lm")
 # relocatable: the prefix is found from the .pc file's own folder
 set(_rel "")

@@ -383,6 +383,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
     int rank = 0;
     char path[GP_H5_PATHLEN];
     memset(&e, 0, sizeof e);
+    gp_h5_register_filters(); /* LZF (h5_lzf.c); a failure shows at the read */
     quiet_hdf5();
     if (!in) {
         fail(&e, GP_IO_EOPEN, "gp_h5_open: no input record");

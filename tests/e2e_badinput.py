@@ -126,8 +126,8 @@ def bad_cases(fx):
         ("missing dataset", B, ["--dataset", "nope"], 4, ["/nope", "no such dataset"]),
         ("group as dataset", B, ["--dataset", "grp"], 4, ["/grp", "not a dataset (a group)"]),
         ("empty dataset name", B, ["--dataset", ""], 4, ["empty dataset name"]),
-        ("missing filter", os.path.join(fx, "badinput_lzf.h5"), [], 5,
-         ["/data", "read failed", "lzf"]),
+        ("missing filter", os.path.join(fx, "badinput_filter.h5"), [], 5,
+         ["/data", "read failed", "required filter (name unavailable) is not registered"]),
         ("corrupt chunk", os.path.join(fx, "badinput_corrupt.h5"), [], 5,
          ["/data", "read failed"]),
         # options

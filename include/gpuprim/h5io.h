@@ -81,6 +81,18 @@ void gp_h5_mpi_io_env(void);
  * gpuprim_mpi calls it. */
 void gp_h5_malloc_tune(void);
 
+/* Makes HDF5 read the compression filters it lacks that gpuprim builds in: LZF (filter id
+ * 32000, h5py's compression="lzf", on liblzf; io/h5_lzf.c), which h5py writes with its own
+ * copy of the filter. Call it before opening a file (gp_h5_open_io does, first thing; a
+ * program that opens files with HDF5 itself calls it before). Not collective; idempotent
+ * and thread-safe (the work is done once per process; later calls return the first call's
+ * result). A filter 32000 that HDF5 already has (registered by the application, or a
+ * plugin found through HDF5_PLUGIN_PATH) is kept, never registered twice. Returns 0 when
+ * HDF5 reads LZF afterwards, -1 when it cannot: H5Zregister failed, or gpuprim was built
+ * without liblzf, and then a placeholder filter is registered whose reads fail with one
+ * line saying how to get LZF (install liblzf-dev and rebuild, or set HDF5_PLUGIN_PATH). */
+int gp_h5_register_filters(void);
+
 /* The checks gp_h5_write makes of `path` before it writes anything, for a program to make
  * before its work: a name of 1 to GP_H5_PATHLEN-1 bytes; not a directory, symbolic link,
  * device, FIFO or socket; no existing file unless force; a writable folder. Not
