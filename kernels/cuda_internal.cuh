@@ -1,6 +1,6 @@
 /* cuda_internal.cuh — helpers shared by the CUDA backend's translation units
- * (cuda_backend.cu, cuda_reduce.cu, cuda_sort.cu, cuda_exact_sum.cu). Not part of the public contract: host
- * code sees only gpuprim/kernels.h.
+ * (cuda_backend.cu, cuda_reduce.cu, cuda_stats.cu, cuda_trap.cu, cuda_sort.cu,
+ * cuda_exact_sum.cu). Not part of the public contract: host code sees only gpuprim/kernels.h.
  *
  *   - the error buffer behind gp_backend.last_error() and the CUDA_CHECK / CUDA_CHECK_LAUNCH
  *     macros that fill it ("file:line: call: cudaGetErrorString") and return GP_EDEVICE;
@@ -8,8 +8,8 @@
  *   - device versions of the order-key maps and of gp_mix64, identical in meaning to
  *     gp_key_of / gp_key_to_elem (common.c) and gp_mix64 (gpuprim/kernels.h);
  *   - the argument checks and launch sizing the entry points share;
- *   - the extern "C" entry points of cuda_reduce.cu, cuda_sort.cu and cuda_exact_sum.cu
- *     that the backend table in cuda_backend.cu points to.
+ *   - the extern "C" entry points of cuda_stats.cu, cuda_trap.cu, cuda_sort.cu and
+ *     cuda_exact_sum.cu that the backend table in cuda_backend.cu points to.
  *
  * Threading: like the CPU backend, the CUDA backend assumes one calling host thread per
  * process (the static error buffer, device cache and scratch buffers are not locked).
@@ -175,8 +175,9 @@ template <class F> int gpc_with_dtype(gp_dtype t, F &&f)
  * GP_ENOMEM / GP_EDEVICE with last_error() set. */
 struct gp_superacc;
 extern "C" {
-/* cuda_reduce.cu */
+/* cuda_stats.cu */
 int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
+/* cuda_trap.cu */
 int gp_cuda_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
 int gp_cuda_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
                     double *wsum);
