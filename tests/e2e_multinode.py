@@ -22,7 +22,8 @@ started by Open MPI's rsh launcher (tests/multinode_agent.sh), the names in a pr
     host predicts the same transports and the same --transport shared error;
   - a rank of the second host killed (GPUPRIM_FAULT=R:exchange:kill, R:write:kill,
     R:xstep:kill): the whole job ends within seconds, with one gpuprim_mpi line, no output
-    or temporary file, no process left.
+    or temporary file, no process left; and stopped by SIGTERM while the temporary output
+    file exists (R:tmpfile, --io posix and mpiio): no file left either.
 Prints each run's bytes per step and transport. Exit 0 when everything passes; 77 (skipped)
 with the reason when the hosts cannot be simulated here (tests/multinode_launch.sh --check:
 no unshare rights, not Open MPI) or --backend cuda finds no GPU.
@@ -262,31 +263,46 @@ def check_knob_auto(args, name, counts, inp, steps):
 
 
 def leftovers(args):
-    """Output or temporary files of the fault runs left in the work folder."""
-    return [f for f in os.listdir(args.work) if f.startswith("fault_out") or ".tmp" in f]
+    """Output or temporary files of the fault runs left in the work folder (the temporary
+    file .gpuprim.PID.tmp and anything named after it, such as MPI-IO's side files)."""
+    return [f for f in os.listdir(args.work) if f.startswith("fault_out") or ".gpuprim." in f]
+
+
+# the faults, for a rank of the second host: (which rank, GPUPRIM_FAULT phase and kind, --io);
+# "first"/"last": the host's first or last rank. tmpfile: SIGTERM, as mpirun or scancel
+# sends it, while the temporary output file exists (the MPI-IO file open on every host)
+FAULTS = (("first", "exchange:kill", "posix"), ("last", "write:kill", "posix"),
+          ("first", "xstep:kill", "posix"), ("last", "tmpfile", "posix"), ("first", "tmpfile", "mpiio"))
 
 
 def check_faults(args, name, counts, inp):
-    """A rank of the second host killed in the exchange, in an exchange step, in the write."""
-    first = counts[0]
-    last = counts[0] + counts[1] - 1
+    """A rank of the second host killed in the exchange, in an exchange step, in the write;
+    stopped by SIGTERM in the write with either driver."""
     margs = multi_args(args, counts)
-    for rank, phase in ((first, "exchange"), (last, "write"), (first, "xstep")):
+    for which, fault, io in FAULTS:
+        rank = counts[0] if which == "first" else counts[0] + counts[1] - 1
         fo = os.path.join(args.work, "fault_out.h5")
         t0 = time.time()
-        p = run_multi(margs, [inp, "--backend", args.backend, "--out", fo, "--quiet"],
-                      extra_env={"GPUPRIM_FAULT": f"{rank}:{phase}:kill"}, timeout=120)
+        p = run_multi(margs, [inp, "--backend", args.backend, "--io", io, "--out", fo, "--quiet"],
+                      extra_env={"GPUPRIM_FAULT": f"{rank}:{fault}"}, timeout=120)
         took = time.time() - t0
-        what = f"{name}: rank {rank} ({HOST_NAMES[1]}) killed in {phase}"
+        what = f"{name}: rank {rank} ({HOST_NAMES[1]}) GPUPRIM_FAULT {fault}, --io {io}"
         lines = our_lines(p)
         check(p.returncode != 0, f"{what}: exit {p.returncode}")
         check(took < 30, f"{what}: the job took {took:.1f} s to end")
-        said = f"rank {rank}: GPUPRIM_FAULT: injected SIGKILL in "
-        check(len(lines) == 1 and said in lines[0], f"{what}: want one line '{said}...', got {lines}")
-        check(not leftovers(args), f"{what}: left {leftovers(args)}")
+        if fault == "tmpfile":
+            said = "stopped during the write; the temporary output file was removed"
+            check(lines and all(said in ln for ln in lines), f"{what}: want '{said}', got {lines}")
+        else:
+            said = f"rank {rank}: GPUPRIM_FAULT: injected SIGKILL in "
+            check(len(lines) == 1 and said in lines[0], f"{what}: want one line '{said}...', got {lines}")
+        left = leftovers(args)
+        check(not left, f"{what}: left {left}")
+        for f in left:
+            os.remove(os.path.join(args.work, f))
         time.sleep(0.5)
-        left = subprocess.run(["pgrep", "-f", fo], capture_output=True, text=True).stdout.split()
-        check(not left, f"{what}: processes still running: {left}")
+        procs = subprocess.run(["pgrep", "-f", fo], capture_output=True, text=True).stdout.split()
+        check(not procs, f"{what}: processes still running: {procs}")
         print(f"{what}: exit {p.returncode} after {took:.1f} s: {lines}", flush=True)
 
 
