@@ -128,7 +128,9 @@ mpi_stage() { # mpi_stage NAME LOG ENV...
     local ranks
     ranks=$(grep -c '^---- rank process' "$log.deadline")
     result="HUNG (stopped after $limit s): $(grep -c 'orted: up and running' "$log") orteds up, $ranks rank processes alive, $rows binding rows"
-    [ "$rows" = 0 ] && [ "$ranks" -gt 0 ] && result="$result: the ranks stop in MPI_Init or the node split (stacks in $log.deadline)"
+    local at
+    at=$(grep -oE 'in (PMPI_|ompi_mpi_init|MPI_)[A-Za-z_]*' "$log.deadline" | sort | uniq -c | sort -rn | head -n 2 | awk '{printf "%s%s x%s", (NR > 1 ? ", " : ""), $3, $1}')
+    [ "$rows" = 0 ] && [ "$ranks" -gt 0 ] && result="$result: the ranks stop in MPI_Init or the node split${at:+ (stacks: $at)}; see $log.deadline"
   else
     result="FAILED (exit $rc): $(grep -E 'error|rror:' "$log" | head -n 2 | tr '\n' ' ')"
   fi

@@ -10,7 +10,9 @@
 # machine's. The host names resolve to 127.0.1.x through a private /etc/hosts: the script
 # runs itself again in a mount namespace of its own (unshare --mount) and bind-mounts a copy
 # of /etc/hosts with the names added there, so the machine's /etc/hosts is never changed and
-# nothing is left to remove. Ranks on different hosts talk over TCP on the loopback device.
+# nothing is left to remove (where no mount namespace can be had, it goes on with a notice:
+# Open MPI starts hosts whose names do not resolve too). Ranks on different hosts talk over
+# TCP on the loopback device.
 #
 # Other variables: GPUPRIM_MPIEXEC (the launcher, default mpirun on PATH: Open MPI's);
 # GPUPRIM_MULTINODE_MPIRUN_ARGS (more mpirun options, split at blanks, e.g. verbosity).
@@ -23,7 +25,7 @@
 # hangs in its first collective on them (gpuprim_mpi before its binding table, silently). Such a setting is dropped here, with a notice, so that
 # PMIx chooses its datastore as by default (GPUPRIM_MULTINODE_KEEP_PMIX=1 keeps it, to show
 # the hang: tests/multinode_diag.sh).
-# Needs root (or CAP_SYS_ADMIN) for unshare --mount --uts; Open MPI's mpirun.
+# Needs root (or CAP_SYS_ADMIN) for unshare --uts (and --mount); Open MPI's mpirun.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 me="multinode_launch.sh"
@@ -35,8 +37,14 @@ why_not() {
   command -v "$launcher" >/dev/null 2>&1 || { echo "$launcher is not on PATH"; return; }
   "$launcher" --version 2>&1 | grep -q "Open MPI\|OpenRTE" ||
     { echo "$launcher is not Open MPI's (the simulated hosts need its rsh launcher, plm rsh)"; return; }
-  err=$(unshare --mount --uts /bin/sh -c 'hostname gpuprim-probe && mount --bind /etc/hosts /etc/hosts' 2>&1) ||
-    { echo "unshare --mount --uts with hostname and mount --bind failed (needs root or CAP_SYS_ADMIN): $(printf '%s' "$err" | head -n 1)"; return; }
+  err=$(unshare --uts /bin/sh -c 'hostname gpuprim-probe' 2>&1) ||
+    { echo "unshare --uts with hostname failed (needs root or CAP_SYS_ADMIN): $(printf '%s' "$err" | head -n 1)"; return; }
+}
+
+# no_mount: prints why there can be no private /etc/hosts (empty: there can)
+no_mount() {
+  err=$(unshare --mount /bin/sh -c 'mount --bind /etc/hosts /etc/hosts' 2>&1) ||
+    echo "unshare --mount with mount --bind failed: $(printf '%s' "$err" | head -n 1)"
 }
 
 if [ "${1:-}" = "--check" ]; then
@@ -55,29 +63,39 @@ case $hosts in
 esac
 
 # ---- first pass: a mount namespace of our own with the host names in /etc/hosts ----------
+names=$(printf '%s\n' "$hosts" | tr ',' '\n' | cut -d: -f1)
 if [ "${GPUPRIM_MULTINODE_NS:-}" != "$$" ]; then
   reason=$(why_not)
   if [ -n "$reason" ]; then echo "$me: cannot simulate hosts here: $reason" >&2; exit 77; fi
-  tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprim-hosts.XXXXXX")
-  { cat /etc/hosts; echo "# added by tests/multinode_launch.sh in its own mount namespace"; } >"$tmp/hosts"
-  i=10
-  for h in $(printf '%s\n' "$hosts" | tr ',' '\n' | cut -d: -f1); do
-    echo "127.0.1.$i $h" >>"$tmp/hosts"
-    i=$((i + 1))
-  done
-  # exec keeps the process id (unshare without --fork), so GPUPRIM_MULTINODE_NS tells the
-  # second pass that it runs in the namespace, and a signal to this process reaches mpirun
-  GPUPRIM_MULTINODE_NS=$$ GPUPRIM_MULTINODE_HOSTS_FILE=$tmp/hosts \
-    exec unshare --mount --propagation private /bin/sh "$0" "$@"
+  unresolved=$(for h in $names; do getent hosts "$h" >/dev/null 2>&1 || echo "$h"; done)
+  mreason=""
+  [ -n "$unresolved" ] && mreason=$(no_mount)
+  if [ -n "$unresolved" ] && [ -z "$mreason" ]; then
+    tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpuprim-hosts.XXXXXX")
+    { cat /etc/hosts; echo "# added by tests/multinode_launch.sh in its own mount namespace"; } >"$tmp/hosts"
+    i=10
+    for h in $names; do
+      echo "127.0.1.$i $h" >>"$tmp/hosts"
+      i=$((i + 1))
+    done
+    # exec keeps the process id (unshare without --fork), so GPUPRIM_MULTINODE_NS tells the
+    # second pass that it runs in the namespace, and a signal to this process reaches mpirun
+    GPUPRIM_MULTINODE_NS=$$ GPUPRIM_MULTINODE_HOSTS_FILE=$tmp/hosts \
+      exec unshare --mount --propagation private /bin/sh "$0" "$@"
+  fi
+  # Open MPI starts hosts whose names do not resolve too (it takes them for remote ones)
+  [ -n "$mreason" ] && echo "$me: notice: $(echo $unresolved) not in /etc/hosts, and no private copy ($mreason); going on without" >&2
 fi
 
 # ---- second pass, in the namespace ---------------------------------------------------------
 hf=${GPUPRIM_MULTINODE_HOSTS_FILE:-}
-if ! mount --bind "$hf" /etc/hosts; then
-  echo "$me: cannot bind-mount $hf over /etc/hosts" >&2
-  exit 77
+if [ -n "$hf" ]; then
+  if ! mount --bind "$hf" /etc/hosts; then
+    echo "$me: cannot bind-mount $hf over /etc/hosts" >&2
+    exit 77
+  fi
+  rm -rf "$(dirname "$hf")"   # the mount keeps the file's contents; nothing is left behind
 fi
-rm -rf "$(dirname "$hf")"   # the mount keeps the file's contents; nothing is left behind
 unset GPUPRIM_MULTINODE_NS GPUPRIM_MULTINODE_HOSTS_FILE
 
 # hash_only: PMIX_MCA_gds leaves PMIx no datastore but hash
