@@ -188,6 +188,7 @@ typedef struct wds {
     gp_dtype mem; /* the element type in memory */
     size_t msz, fsz;
     int same;     /* stored as the memory type: no conversion */
+    int64_t n_total, off, cnt; /* its length and this rank's part (the writer's, or its own) */
     int64_t raw;  /* posix: the byte offset of element 0 in the file */
     hid_t did;    /* mpiio: the open dataset */
 } wds;
