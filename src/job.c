@@ -32,6 +32,7 @@
 #include "job_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plan.h"
@@ -92,9 +93,8 @@ static void append_option(char *msg, size_t msglen, const char *option)
     if (l + 1 < msglen) snprintf(msg + l, msglen - l, " (%s)", option);
 }
 
-/* Two dataset paths of the output file clash: the same path, or one a group above the
- * other ("/a_argsort" and "/a_argsort/x"). */
-static int name_clash(const char *a, const char *b)
+/* (job_internal.h) */
+int gp_job_name_clash(const char *a, const char *b)
 {
     if (!a[0] || !b[0]) return 0;
     const size_t la = strlen(a), lb = strlen(b);
@@ -128,8 +128,8 @@ static int open_payload(gp_job *j)
         return err;
     }
     j->pin_open = 1;
-    if (j->pin.n != j->N || name_clash(j->pin.dataset, j->in.dataset) ||
-        name_clash(j->pin.dataset, j->argsort_dset)) {
+    if (j->pin.n != j->N || gp_job_name_clash(j->pin.dataset, j->in.dataset) ||
+        gp_job_name_clash(j->pin.dataset, j->argsort_dset)) {
         snprintf(j->msg, j->msglen, "%s: --payload %s: %s", o->file, j->pin.dataset,
                  j->pin.n != j->N ? "needs the same element count as the data"
                                   : "must be another dataset than the data and its argsort, "
@@ -282,6 +282,7 @@ static void job_release(gp_job *j)
     if (j->xchg) gp_exchange_destroy(j->xchg);
     if (j->pin_open) gp_h5_close(&j->pin);
     if (j->in_open) gp_h5_close(&j->in);
+    for (int k = 0; k < j->nouts; k++) free(j->outs[k].host);
 }
 
 /* ---- read ------------------------------------------------------------------------------ */
