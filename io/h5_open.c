@@ -398,7 +398,7 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
     return finish(&e, msg, msglen);
 }
 
-void gp_h5_mpi_io_env(void) { setenv("OMPI_MCA_sharedfp", "^lockedfile", 0); }
+void gp_h5_mpi_io_env(void) { setenv("OMPI_MCA_sharedfp", "^lockedfile,individual", 0); }
 
 void gp_h5_malloc_tune(void)
 {
