@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "count.h"
+#include "gp_suggest.h"
 
 void gp_print_usage(void)
 {
@@ -201,6 +202,24 @@ static void getopt_restart(void)
     opterr = 0;
 }
 
+/* "unknown option --WORD (see --help)", with the options of the table nearest to the name
+ * (its first len bytes, before any '=') when there are any: "unknown option --datset: did
+ * you mean --dataset? (see --help)". */
+static void unknown_long(const char *word, size_t len, char *msg, size_t msglen)
+{
+    char name[256], hint[400];
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
+             strncmp(word, "--", 2) == 0 ? word + 2 : word);
+    gp_suggest sg;
+    gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
+    for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+        gp_suggest_add(&sg, e->name);
+    if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
+        snprintf(msg, msglen, "unknown option %s: %s (see --help)", word, hint);
+    else
+        snprintf(msg, msglen, "unknown option %s (see --help)", word);
+}
+
 /* The one-line message for getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
 static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
 {
@@ -227,7 +246,7 @@ static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
             snprintf(msg, msglen, "ambiguous option %.*s (could be %s)", (int)(len + 2), word,
                      list);
         else
-            snprintf(msg, msglen, "unknown option %s (see --help)", word);
+            unknown_long(word, len, msg, msglen);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "count.h"
 #include "exitcode.h"
 #include "fault.h"
+#include "gp_suggest.h"
 #include "gpuprim/kernels.h"
 #include "gpuprim/h5io.h"
 
@@ -109,8 +110,21 @@ static void getopt_error(int c, int argc, char **argv, char *err, size_t errlen)
         int count = 0;
         for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
             count += len > 2 && strncmp(e->name, word + 2, len - 2) == 0;
-        if (count > 1) snprintf(err, errlen, "ambiguous option '%.*s' (see --help)", (int)len, word);
-        else snprintf(err, errlen, "unknown option '%s' (see --help)", word);
+        if (count > 1) {
+            snprintf(err, errlen, "ambiguous option '%.*s' (see --help)", (int)len, word);
+            return;
+        }
+        char name[256], hint[400] = "";
+        if (len > 2) snprintf(name, sizeof name, "%.*s", (int)(len - 2), word + 2);
+        else name[0] = '\0';
+        gp_suggest sg; /* the table's options nearest to the name: "did you mean --dtype?" */
+        gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
+        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+            gp_suggest_add(&sg, e->name);
+        if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
+            snprintf(err, errlen, "unknown option '%s': %s (see --help)", word, hint);
+        else
+            snprintf(err, errlen, "unknown option '%s' (see --help)", word);
     }
 }
 

@@ -369,8 +369,8 @@ int gp_json_path_ok(const char *path, int force, char *msg, size_t msglen)
     char dir[1024];
     if (stat(path, &st) == 0) {
         if (!force && S_ISREG(st.st_mode) && holds_other_data(path)) {
-            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it, "
-                     "or name another file)", path);
+            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it "
+                     "or name another file; in file mode, --force with --out replaces it)", path);
             return 0;
         }
         if (S_ISDIR(st.st_mode)) errno = EISDIR;
