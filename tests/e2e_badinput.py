@@ -16,7 +16,6 @@ killed). The inputs that must be read (a soft link and external links that resol
 unlimited chunked datasets, chunks never written, empty datasets) are checked against h5py + numpy: count, sum,
 min, max and the sorted --out file. Exit 0 when everything passes.
 """
-import json
 import os
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5_fixtures  # noqa: E402  (the independent writer of the inputs)
 from e2e_common import arg_parser, check, run_mpi, summary  # noqa: E402
+from e2e_common import read_report  # noqa: E402
 
 
 def run(args, P, cmd, env=None):
@@ -244,7 +244,7 @@ def check_good(args, fx, outdir, P, name, dset):
         stored = d.dtype
         shape = list(d.shape)
         y = d[()].reshape(-1)
-    r = json.load(open(rj))
+    r = read_report(rj)
     check(r.get("shape") == shape, f"{tag}: shape {r.get('shape')} in the report, want {shape}")
     if len(shape) > 1:  # the summary line names the shape of a multi-dimensional dataset
         rc2, out2, _, _ = run(args, P, [os.path.join(args.bin, "gpuprim_mpi"), B, "--dataset",
@@ -309,7 +309,7 @@ def check_types(args, fx, outdir, P):
     check(rc == 0 and "(bfloat16 little-endian, read as f32)" in first,
           f"{tag}: bfloat16: exit {rc}, summary {first!r}")
     if rc == 0:
-        r = json.load(open(rj))
+        r = read_report(rj)
         check(float(r["sum"]) == 2.75 and float(r["min"]) == -2.0 and float(r["max"]) == 3.0,
               f"{tag}: bfloat16 sum/min/max {r['sum']} {r['min']} {r['max']}, want 2.75 -2 3")
         os.remove(rj)
