@@ -31,6 +31,7 @@
 #include "gpuprim/kernels.h"
 #include "cpu_twins.h"
 #include "merge_path.h"
+#include "psum.h"
 #include "tuning.h"
 
 #include <errno.h>
@@ -65,41 +66,7 @@ int gp_cpu_fail(int code, const char *func, const char *file, int line, const ch
 /* Records the failure in cpu_errbuf and evaluates to `code`. */
 #define CPU_FAIL(code, ...) gp_cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
 
-/* ---- deterministic pairwise combination of chunk sums --------------------------------- */
-
-#define GP_CPU_CHUNK 4096
-
-/* A binary-counter stack of partial sums; level[k] = log2 of the chunks covered by v[k].
- * 64 levels cover 2^64 chunks, more than any int64_t count. */
-typedef struct psum {
-    double v[64];
-    int level[64];
-    int top;
-} psum;
-
-static void psum_init(psum *p) { p->top = 0; }
-
-/* Appends the sum of the next chunk (see the file comment for the order). */
-static void psum_push(psum *p, double x)
-{
-    int lvl = 0;
-    while (p->top > 0 && p->level[p->top - 1] == lvl) {
-        x = p->v[--p->top] + x; /* older + newer */
-        lvl++;
-    }
-    p->v[p->top] = x;
-    p->level[p->top] = lvl;
-    p->top++;
-}
-
-/* The total: remaining partials added from the newest to the oldest; +0.0 when empty. */
-static double psum_total(const psum *p)
-{
-    if (p->top == 0) return 0.0;
-    double s = p->v[p->top - 1];
-    for (int k = p->top - 2; k >= 0; k--) s = p->v[k] + s;
-    return s;
-}
+/* ---- deterministic pairwise combination of chunk sums: psum.h ------------------------ */
 
 /* ---- statistics ----------------------------------------------------------------------- */
 

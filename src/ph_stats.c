@@ -104,6 +104,7 @@ int gp_ph_stats_chunked(gp_job *j)
     if (!err && xdata) err = gp_open_reader(j, j->o->xdataset, GP_F64, &rx);
     stats_stack st;
     st.top = 0;
+    gp_progress_work(j->nchunks); /* the reduce line counts chunks */
     for (int64_t k = 0; !err && k < j->nchunks; k++) {
         const int64_t lo = k * j->chunk < j->cnt ? k * j->chunk : j->cnt; /* k * chunk < m + chunk */
         const int64_t ck = j->cnt - lo < j->chunk ? j->cnt - lo : j->chunk;
@@ -113,6 +114,7 @@ int gp_ph_stats_chunked(gp_job *j)
         if (ck > 0 || (k == 0 && j->cnt == 0)) /* an empty shard: the record of n = 0 */
             err = chunk_stats(j, ck, dev, dx, &st);
         err = gp_agree(j->comm, err, j->msg, j->msglen);
+        gp_progress_add(1);
     }
     j->local = stats_stack_total(&st);
     gp_h5_reader_close(ry);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "job_internal.h"
+#include "progress.h"
 
 /* --payload: the payload's shard read and moved to the sorted places of this rank's keys
  * (hpos holds their input positions) into *out (malloc'ed; the caller frees). */
@@ -38,15 +39,21 @@ static int sorted_payload(gp_job *j, const uint64_t *hpos, void **out)
 static int write_datasets(gp_job *j, gp_h5_writer *w, int64_t woff, const uint64_t *hpos,
                           const void *psorted)
 {
+    const int64_t psz = psorted ? (int64_t)gp_dtype_size(j->pin.dtype) : 0;
+    gp_progress_work(j->nk * ((int64_t)j->sz + (j->o->argsort ? 8 : 0) + psz)); /* bytes */
     int err = gp_write_from(j, w, 0, j->dev, j->sz, woff, j->nk);
     err = gp_agree(j->comm, err, j->msg, j->msglen);
-    if (!err && j->o->argsort)
+    if (!err && j->o->argsort) {
         err = gp_agree(j->comm, gp_h5_writer_write(w, 1, woff, j->nk, hpos, j->msg, j->msglen),
                        j->msg, j->msglen);
-    if (!err && psorted)
+        gp_progress_add(j->nk * 8);
+    }
+    if (!err && psorted) {
         err = gp_agree(j->comm, gp_h5_writer_write(w, j->o->argsort ? 2 : 1, woff, j->nk, psorted,
                                                    j->msg, j->msglen),
                        j->msg, j->msglen);
+        gp_progress_add(j->nk * psz);
+    }
     char cmsg[256];
     const int cerr = gp_h5_writer_close(w, err != 0, err ? cmsg : j->msg, err ? sizeof cmsg : j->msglen);
     return err ? err : cerr;
