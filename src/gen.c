@@ -43,7 +43,7 @@ static void usage(FILE *f)
     fprintf(f,
 "usage: gpuprim_gen OUT.h5 [--n N] [--dtype f32|f64|i32|i64|u32|u64]\n"
 "                   [--dist uniform|normal|sorted|reversed|few-unique|with-nan]\n"
-"                   [--seed S] [--dataset NAME] [--force] [--help]\n"
+"                   [--seed S] [--dataset NAME] [--force] [-h | --help]\n"
 "Writes N generated elements to dataset NAME of a new HDF5 file OUT.h5 with parallel\n"
 "HDF5 (one contiguous shard per MPI rank). The content depends only on the options, not\n"
 "on the number of ranks.\n"
@@ -61,7 +61,7 @@ static void usage(FILE *f)
 "  --seed S       unsigned 64-bit seed (default 1)\n"
 "  --dataset NAME dataset path in the file (default /data)\n"
 "  --force        overwrite OUT.h5 if it exists\n"
-"  --help         this text\n"
+"  -h, --help     this text\n"
 "A value is the next word or follows '=' (--n 1e6, --n=1e6); an option may be shortened\n"
 "to a prefix that names only it (--dt f64); an option given twice keeps its last value.\n");
     gp_exit_print(f, GP_PROG_GEN, 90);
