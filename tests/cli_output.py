@@ -390,6 +390,15 @@ def main():
     p = run(args, [mpi, "--function", "sin", "--n", "1000", "--progress", "--quiet"], np_=2)
     check(p.returncode == 0 and "] integrate..." in p.stderr, "--progress in function mode")
     check("warning" not in p.stderr, f"a short function run: no warning: {p.stderr[-200:]}")
+    # the CPU fallback's notice (no GPU here, or no CUDA in the build) says once how to
+    # choose the CPU without it; --backend cpu prints none
+    notes = [l for l in p.stderr.splitlines() if "notice:" in l]
+    if notes:
+        check(len(notes) == 1 and notes[0].endswith("using the CPU backend (--backend cpu chooses "
+                                                    "it without this notice)"),
+              f"the fallback notice names --backend cpu: {notes}")
+    p = run(args, [mpi, "--function", "sin", "--n", "1000", "--backend", "cpu", "--quiet"], np_=2)
+    check(p.returncode == 0 and "notice" not in p.stderr, f"--backend cpu: no notice: {p.stderr[-200:]}")
     check_long_function(args, mpi)
 
     print(f"{'FAILED' if FAILS else 'passed'}: {len(FAILS)} failure(s)")
