@@ -331,7 +331,7 @@ static void json_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "argsort", o->argsort);
     jkey_str(f, 2, "payload", o->payload);
     jkey_bool(f, 2, "reproducible", o->reproducible);
-    if (o->json_version >= 2) jkey_int(f, 2, "json_version", o->json_version);
+    if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
     fprintf(f, "\n  }");
 }
 
@@ -530,7 +530,7 @@ static void json_output(FILE *f, const gp_result *r)
 static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
 {
     const gp_result_run *run = &r->run;
-    g_json.version = o->json_version;
+    g_json.version = o->json_version == 1 ? 1 : 2; /* 2 also for a record not from the parser */
     g_json.nf.count = 0;
     fprintf(f, "{\n  \"version\": ");
     jstr(f, gp_version());
