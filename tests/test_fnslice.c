@@ -29,8 +29,8 @@ static void slice_rule(void)
 {
     CHECK(gp_fn_slice(0) == 8192 && gp_fn_slice(8191) == 8192 && gp_fn_slice(8192) == 8192,
           "at least 2 chunks of 4096");
-    CHECK(gp_fn_slice(16383) == 8192 && gp_fn_slice(16384) == 16384 && gp_fn_slice(3 * 4096) == 8192,
-          "rounded down to 4096 * 2^k");
+    CHECK(gp_fn_slice(16383) == 8192 && gp_fn_slice(16384) == 16384 &&
+              gp_fn_slice(3 * 4096) == 8192, "rounded down to 4096 * 2^k");
     CHECK(gp_fn_slice(GP_FN_SLICE_CPU) == GP_FN_SLICE_CPU &&
               gp_fn_slice(GP_FN_SLICE_GPU) == GP_FN_SLICE_GPU, "the programs' sizes are kept");
 }
@@ -99,9 +99,8 @@ static void warning_line(void)
               GP_OK, "warned run");
     const char *s = contents(f);
     int lines = 0;
-    for (const char *p = strstr(s, "gpuprim_mpi: warning: --function sin --n 400000 would take about ");
-         p; p = strstr(p + 1, "gpuprim_mpi: warning: "))
-        lines++;
+    const char *head = "gpuprim_mpi: warning: --function sin --n 400000 would take about ";
+    for (const char *p = strstr(s, head); p; p = strstr(p + 1, "gpuprim_mpi: warning: ")) lines++;
     CHECK(lines == 1 && strstr(s, "million points/s on this rank); stop it (Ctrl-C)") &&
               s[strlen(s) - 1] == '\n', "one warning line:\n%s", s);
     fclose(f);

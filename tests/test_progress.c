@@ -97,7 +97,8 @@ static void work_lines(void)
     }
     /* 10 adds 0.11 s apart (more under load), a line at most every 0.15 s: 2 to 6, or up
      * to one per add when the machine is slow */
-    CHECK(lines >= 2 && lines <= 10 && ordered, "lines: %d percentage lines, rising:\n%s", lines, s);
+    CHECK(lines >= 2 && lines <= 10 && ordered, "lines: %d percentage lines, rising:\n%s", lines,
+          s);
     CHECK(strstr(s, " left\n") != NULL, "lines: a time left once 1 s has passed:\n%s", s);
     CHECK(!strstr(s, "local sort %") && !strstr(s, "] local sort ") && count(s, "local sort") == 1,
           "lines: nothing but the start of a phase without known work:\n%s", s);
