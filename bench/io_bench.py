@@ -457,6 +457,8 @@ def gp_once(ctx, P, path, out):
     wall, _, _ = run_cmd(cmd, ctx.args.timeout, name='gpuprim_mpi at P=%d' % P)
     with open(jp) as f:
         rep = json.load(f)
+    # report version 2: non-finite numbers are null, named in non_finite with their text
+    rep.update({k: float(v) for k, v in rep.get('non_finite', {}).items()})
     rmf(jp)
     if out and rep.get('sorted_verified') is not True:
         raise BenchError('gpuprim_mpi at P=%d: the sort was not verified' % P)

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "count.h"
+#include "gp_suggest.h"
+#include "report_json.h"
 
 void gp_print_usage(void)
 {
@@ -52,8 +54,11 @@ void gp_print_usage(void)
         "                     layout or backend (default: off; float64 sums in rank order,\n"
         "                     the same bits from run to run for a fixed rank count)\n"
         "  --json FILE        write the options, every result, the rank/GPU binding table and\n"
-        "                     the phase times (ms, max over ranks) as JSON; NaN and infinities\n"
-        "                     as the strings \"nan\", \"inf\", \"-inf\" (rank 0; default: none)\n"
+        "                     the phase times (ms, max over ranks) as JSON (rank 0; default:\n"
+        "                     none)\n"
+        "  --json-version V   the report's layout (needs --json): 2 (default): NaN and inf as\n"
+        "                     null, named in \"non_finite\"; times_ms keys as \"local_sort\" | 1:\n"
+        "                     the layout before 2, for old readers (\"nan\", \"local sort\")\n"
         "  -q, --quiet        no summary table; errors, notices and warnings still go to\n"
         "                     stderr (default: off)\n"
         "  -v, --verbose      also print the binding table (rank, host, node-local rank, device\n"
@@ -153,7 +158,7 @@ static int check_name_value(const char *opt, const char *val, const char *what,
 enum {
     O_VERSION = 256, O_DATASET, O_X, O_DX, O_OUT, O_FORCE, O_NO_SORT, O_DESCENDING, O_STABLE,
     O_ARGSORT, O_PAYLOAD, O_REPRODUCIBLE, O_JSON, O_PROGRESS, O_NO_PROGRESS, O_FUNCTION, O_A,
-    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO
+    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_JSON_VERSION
 };
 
 /* "-": every other word comes back in order as value 1 (the file), nothing is permuted;
@@ -173,7 +178,9 @@ static const struct option g_long[] = {
     {"function", required_argument, NULL, O_FUNCTION}, {"a", required_argument, NULL, O_A},
     {"b", required_argument, NULL, O_B}, {"n", required_argument, NULL, O_N},
     /* both */
-    {"json", required_argument, NULL, O_JSON}, {"backend", required_argument, NULL, O_BACKEND},
+    {"json", required_argument, NULL, O_JSON},
+    {"json-version", required_argument, NULL, O_JSON_VERSION},
+    {"backend", required_argument, NULL, O_BACKEND},
     {"progress", no_argument, NULL, O_PROGRESS}, {"no-progress", no_argument, NULL, O_NO_PROGRESS},
     {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, O_VERSION},
@@ -199,6 +206,24 @@ static void getopt_restart(void)
     optind = 1;
 #endif
     opterr = 0;
+}
+
+/* "unknown option --WORD (see --help)", with the options of the table nearest to the name
+ * (its first len bytes, before any '=') when there are any: "unknown option --datset: did
+ * you mean --dataset? (see --help)". */
+static void unknown_long(const char *word, size_t len, char *msg, size_t msglen)
+{
+    char name[256], hint[400];
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
+             strncmp(word, "--", 2) == 0 ? word + 2 : word);
+    gp_suggest sg;
+    gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
+    for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+        gp_suggest_add(&sg, e->name);
+    if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
+        snprintf(msg, msglen, "unknown option %s: %s (see --help)", word, hint);
+    else
+        snprintf(msg, msglen, "unknown option %s (see --help)", word);
 }
 
 /* The one-line message for getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
@@ -227,11 +252,11 @@ static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
             snprintf(msg, msglen, "ambiguous option %.*s (could be %s)", (int)(len + 2), word,
                      list);
         else
-            snprintf(msg, msglen, "unknown option %s (see --help)", word);
+            unknown_long(word, len, msg, msglen);
     }
 }
 
-#define NHAVE (O_IO - O_VERSION + 1)
+#define NHAVE (O_JSON_VERSION - O_VERSION + 1)
 #define HAVE(v) have[(v) - O_VERSION] /* the option of value v (>= O_VERSION) was given */
 
 /* Takes one option c with its value val into *o (have[]: which options were given).
@@ -299,6 +324,11 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
         bad = gp_io_mode_parse(val, &o->io) != 0;
         if (bad) snprintf(msg, msglen, "--io %s: need auto, posix or mpiio", val);
         break;
+    case O_JSON_VERSION:
+        o->json_version = strcmp(val, "1") == 0 ? 1 : strcmp(val, "2") == 0 ? 2 : 0;
+        bad = o->json_version == 0;
+        if (bad) snprintf(msg, msglen, "--json-version %s: need 1 or 2", val);
+        break;
     default: break;
     }
     if (c >= O_VERSION) HAVE(c) = 1;
@@ -311,6 +341,11 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
 {
     const int have_n = HAVE(O_N), have_a = HAVE(O_A), have_b = HAVE(O_B), have_dx = HAVE(O_DX),
               have_transport = HAVE(O_TRANSPORT), have_io = HAVE(O_IO);
+    if (HAVE(O_JSON_VERSION) && !o->json) {
+        snprintf(msg, msglen, "--json-version chooses the layout of the --json report: give "
+                              "--json FILE, or leave --json-version out");
+        return GP_EXIT_USAGE;
+    }
     if (o->function_mode) {
         if (o->file) {
             snprintf(msg, msglen, "--function integrates a built-in f(x): give no input file");
@@ -383,6 +418,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
     o->n = 1000000;
     o->backend = GP_BACKEND_AUTO;
     o->io = GP_IO_AUTO;
+    o->json_version = GP_JSON_VERSION_DEFAULT;
     int have[NHAVE] = {0};
 
     getopt_restart();

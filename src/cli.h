@@ -33,6 +33,7 @@ typedef struct gp_options {
     gp_transport_choice transport; /* --transport auto|shared|mpi */
     gp_io_mode io;         /* --io auto|posix|mpiio: the driver of the file I/O */
     const char *json;      /* --json FILE: machine-readable results (rank 0 writes) */
+    int json_version;      /* --json-version 1|2: the report's layout (report_json.h) */
     int verbose;           /* --verbose: rank/host/GPU binding table */
     int quiet;             /* --quiet: no summary table (errors still printed) */
     int no_sort;           /* --no-sort: statistics and integral only */

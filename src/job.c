@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnslice.h"
 #include "plan.h"
 #include "progress.h"
 
@@ -380,7 +381,10 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     s.has_x = 0;
     double w = 0.0;
     gp_progress_phase(gp_phase_progress(GP_PH_INTEGRATE));
-    if (be->trap_fn(o->func, lo, h, o->n, i0, i0 + cnt, &w)) {
+    /* in slices the progress line counts; rank 0 warns of a run longer than an hour */
+    const gp_fn_warn warn = {rank == 0 ? stderr : NULL, gp_func_name(o->func), o->n, 1.0, 3600.0};
+    if (gp_trap_fn_sliced(be, o->func, lo, h, o->n, i0, i0 + cnt,
+                          device_is_host(be) ? GP_FN_SLICE_CPU : GP_FN_SLICE_GPU, &warn, &w)) {
         err = GP_EXIT_DEVICE;
         snprintf(msg, msglen, "rank %d: trapezoid rule: %s", rank, be->last_error());
     }

@@ -10,6 +10,7 @@
 
 #include "gp_path.h"
 #include "job.h"
+#include "report_json.h"
 
 /* Writes the element with key `key` as text: exact integers, %.17g floats. */
 static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)
@@ -120,8 +121,10 @@ static void print_stats(const gp_result *r)
     char mn[64], mx[64], nb[64], ib[GP_I128_DEC_LEN];
     derived(&st->global, &mean, &l2);
     minmax_text(r, mn, mx, sizeof mn);
-    printf("  %-14s %lld\n", "count", (long long)st->global.count);
+    printf("  %-14s %lld (NaNs included)\n", "count", (long long)st->global.count);
     printf("  %-14s %lld\n", "nan count", (long long)st->global.nan_count);
+    printf("  %-14s %lld (not NaN: the sum, min, max, mean and L2 norm are over these)\n",
+           "values", (long long)(st->global.count - st->global.nan_count));
     const char *isum = int_sum_text(r, ib, sizeof ib);
     printf("  %-14s %s%s\n", "sum", isum ? isum : num(nb, sizeof nb, st->global.sum),
            st->reproducible ? " (exact, reproducible)" : "");
@@ -235,18 +238,18 @@ void gp_report_binding(MPI_Comm comm, const gp_binding *b)
     free(all);
 }
 
-/* JSON number: NaN and infinities as the strings "nan", "inf", "-inf"; a finite value with
- * a decimal point or an exponent always (an integral mean as 2.0, not 2), so that readers
- * such as Python's json take every such field as a float. */
-static void jnum(FILE *f, double x)
+/* The report being written: its version (--json-version) and its non-finite numbers. */
+static struct {
+    int version;
+    gp_json_nonfinite nf;
+} g_json = {GP_JSON_VERSION_DEFAULT, {0}};
+
+/* JSON number of member key (gp_json_number: a finite value with a decimal point or an
+ * exponent always, so that readers such as Python's json take it as a float; NaN and
+ * infinities as the version writes them). */
+static void jnum(FILE *f, const char *key, double x)
 {
-    char b[40];
-    if (isnan(x)) fprintf(f, "\"nan\"");
-    else if (isinf(x)) fprintf(f, x > 0 ? "\"inf\"" : "\"-inf\"");
-    else {
-        snprintf(b, sizeof b, "%.17g", x);
-        fprintf(f, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
-    }
+    gp_json_number(f, g_json.version, &g_json.nf, key, x);
 }
 
 static void jstr(FILE *f, const char *s)
@@ -284,7 +287,7 @@ static void jkey_str(FILE *f, int depth, const char *key, const char *s)
 static void jkey_num(FILE *f, int depth, const char *key, double x)
 {
     jkey(f, depth, key);
-    jnum(f, x);
+    jnum(f, key, x);
 }
 
 static void jkey_bool(FILE *f, int depth, const char *key, int b)
@@ -328,6 +331,7 @@ static void json_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "argsort", o->argsort);
     jkey_str(f, 2, "payload", o->payload);
     jkey_bool(f, 2, "reproducible", o->reproducible);
+    if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
     fprintf(f, "\n  }");
 }
 
@@ -369,8 +373,8 @@ int gp_json_path_ok(const char *path, int force, char *msg, size_t msglen)
     char dir[1024];
     if (stat(path, &st) == 0) {
         if (!force && S_ISREG(st.st_mode) && holds_other_data(path)) {
-            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it, "
-                     "or name another file)", path);
+            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it "
+                     "or name another file; in file mode, --force with --out replaces it)", path);
             return 0;
         }
         if (S_ISDIR(st.st_mode)) errno = EISDIR;
@@ -451,7 +455,7 @@ static void json_extreme(FILE *f, const char *name, gp_dtype dt, int none, uint6
                          const char *text)
 {
     jkey(f, 1, name);
-    if (none || gp_dtype_is_float(dt)) jnum(f, none ? NAN : gp_key_to_double(dt, key));
+    if (none || gp_dtype_is_float(dt)) jnum(f, name, none ? NAN : gp_key_to_double(dt, key));
     else fputs(text, f);
 }
 
@@ -466,10 +470,12 @@ static void json_stats(FILE *f, const gp_result *r)
     minmax_text(r, mn, mx, sizeof mn);
     jkey_int(f, 1, "count", (long long)st->global.count);
     jkey_int(f, 1, "nan_count", (long long)st->global.nan_count);
+    if (g_json.version >= 2)
+        jkey_int(f, 1, "non_nan_count", (long long)(st->global.count - st->global.nan_count));
     jkey(f, 1, "sum");
     const char *isum = int_sum_text(r, ib, sizeof ib);
     if (isum) fputs(isum, f); /* integers: the exact sum as a JSON integer */
-    else jnum(f, st->global.sum);
+    else jnum(f, "sum", st->global.sum);
     const int none = st->global.count - st->global.nan_count == 0;
     json_extreme(f, "min", dt, none, st->global.min_key, mn);
     json_extreme(f, "max", dt, none, st->global.max_key, mx);
@@ -524,8 +530,11 @@ static void json_output(FILE *f, const gp_result *r)
 static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
 {
     const gp_result_run *run = &r->run;
+    g_json.version = o->json_version == 1 ? 1 : 2; /* 2 also for a record not from the parser */
+    g_json.nf.count = 0;
     fprintf(f, "{\n  \"version\": ");
     jstr(f, gp_version());
+    if (g_json.version >= 2) jkey_int(f, 1, "report_version", g_json.version);
     jkey_int(f, 1, "ranks", run->ranks);
     jkey_str(f, 1, "backend", run->backend);
     jkey_int(f, 1, "gpus_visible", run->gpus_visible);
@@ -541,11 +550,16 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         json_exchange(f, &r->xchg);
         json_output(f, r);
     }
+    if (g_json.version >= 2) { /* the names of the nulls above, with their values */
+        jkey(f, 1, "non_finite");
+        gp_json_nonfinite_write(f, &g_json.nf);
+    }
     jkey(f, 1, "times_ms");
     fputc('{', f);
     for (int i = 0; i < GP_NPHASES; i++) {
+        char tk[64];
         fprintf(f, "%s\n    ", i ? "," : "");
-        jstr(f, gp_phase_label(i));
+        jstr(f, gp_json_time_key(g_json.version, gp_phase_label(i), tk, sizeof tk));
         fprintf(f, ": %.6f", run->t[i] * 1e3);
     }
     fprintf(f, "\n  }\n}\n");

@@ -126,7 +126,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     MPI_Allreduce(&mine_per_gpu, &per_gpu, 1, MPI_INT, MPI_MAX, comm);
     if (rank == 0) {
         if (any_fell)
-            fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend\n", why[0] ? why : "no CUDA device visible");
+            fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend (--backend cpu "
+                    "chooses it without this notice)\n", why[0] ? why : "no CUDA device visible");
         if (per_gpu > 1 && !o->quiet)
             fprintf(stderr, "gpuprim_mpi: warning: up to %d ranks share one GPU (more ranks than visible GPUs on a node)\n",
                     per_gpu);

@@ -14,7 +14,8 @@
  *     rules, the --out / --force / --no-sort / --argsort / --payload / --x / --dx /
  *     --transport combinations (--transport only in file mode with a sort, one of auto,
  *     shared, mpi), --io one of auto, posix, mpiio (its last value; auto when absent; file
- *     mode only); no value of --out, --json,
+ *     mode only), --json-version 1 or 2 (its last value; 2 when absent; with --json
+ *     only); no value of --out, --json,
  *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
  *   - the result is what an independent model of the command line's syntax says (a value
  *     as the next word or after '=', long options by an unambiguous prefix, -q and -v
@@ -86,7 +87,7 @@ static int is_word(const char *p, int argc, char **argv)
 /* An independent model of the command line's shape: which words are option values (the
  * last value of each option wins), which are flags, which is the file. */
 typedef struct model {
-    const char *val[13]; /* last value of each option of `valued` */
+    const char *val[14]; /* last value of each option of `valued` */
     int flag[11];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
     int help;            /* a word before any error asks for --help or --version */
@@ -94,11 +95,11 @@ typedef struct model {
     int npositional;
 } model;
 
-static const char *const valued[13] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+static const char *const valued[14] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
                                        "--function", "--a", "--b", "--n", "--backend",
-                                       "--transport", "--io"};
+                                       "--transport", "--io", "--json-version"};
 enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
-       V_TRANSPORT, V_IO };
+       V_TRANSPORT, V_IO, V_JSON_VERSION };
 static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
                                         {"--descending", NULL}, {"--stable", NULL},
                                         {"--argsort", NULL}, {"--reproducible", NULL},
@@ -111,9 +112,9 @@ enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
  * is a prefix of (K_VALUED + k, K_FLAG + k, K_OTHER + k); K_NONE when none or several. */
 static int resolve(const char *name, size_t len)
 {
-    const char *all[13 + 8 + 4];
-    int code[13 + 8 + 4], n = 0;
-    for (int k = 0; k < 13; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
+    const char *all[14 + 8 + 4];
+    int code[14 + 8 + 4], n = 0;
+    for (int k = 0; k < 14; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
     for (int k = 0; flags[k][0]; k++) all[n] = flags[k][0], code[n++] = K_FLAG + k;
     for (int k = 0; k < 4; k++) all[n] = others[k], code[n++] = K_OTHER + k;
     int found = K_NONE, count = 0;
@@ -214,6 +215,19 @@ static void swapped_bounds_accepted(int argc, char **argv, const model *m, const
           rc ? msg : "accepted");
     for (int i = 0; i < argc; i++)
         if (sw[i] != argv[i] && sw[i] != m->val[V_A] && sw[i] != m->val[V_B]) free(sw[i]);
+}
+
+/* --json-version: "1" or "2" as its last value, only with --json; 2 when not given. */
+static void json_version_kept(int argc, char **argv, const model *m, const gp_options *o)
+{
+    const char *v = m->val[V_JSON_VERSION];
+    if (v)
+        CHECK(o->json && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) &&
+                  o->json_version == v[0] - '0',
+              "--json-version %s gave %d (--json %s)", v, o->json_version,
+              o->json ? o->json : "(none)");
+    else
+        CHECK(o->json_version == 2, "json_version %d without --json-version", o->json_version);
 }
 
 /* The first word alone asks for --help or --version (the parse then returns -1 at once). */
@@ -319,6 +333,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (m.val[V_A]) CHECK(o.a == strtod(m.val[V_A], NULL), "--a %s gave %g", m.val[V_A], o.a);
         if (m.val[V_B]) CHECK(o.b == strtod(m.val[V_B], NULL), "--b %s gave %g", m.val[V_B], o.b);
+        json_version_kept(argc, argv, &m, &o);
         /* --io: its last value, one of the three; auto when not given */
         gp_io_mode want_io = GP_IO_AUTO;
         if (m.val[V_IO])
