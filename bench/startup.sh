@@ -25,7 +25,11 @@
 #   eager     CUDA_MODULE_LOADING=EAGER (the function job with every kernel loaded)
 # Environment: MPIRUN (default: sh tests/mpirun.sh), NPS, VARIANTS (default "now before
 # no_early no_pml free lazy eager"), INPUT, N (elements of the generated file, default 2^24),
-# BACKEND (passed as --backend; default: gpuprim_mpi's auto), JOBS ("fn file").
+# BACKEND (passed as --backend; default: gpuprim_mpi's auto), JOBS ("fn file"), ENVSPY (1,
+# the default where cc exists: one more function-job run at np 1 with an LD_PRELOAD library
+# that logs every environment read by a thread other than the main one and every change of
+# the environment, and a summary of them: the early CUDA context's thread must not read the
+# environment while MPI_Init changes it, as glibc's getenv may then read a freed array).
 # Example on a GPU host: sh bench/startup.sh build 5 /local/startup | tee startup.txt
 set -eu
 cd "$(dirname "$0")/.."
@@ -94,6 +98,81 @@ for p in $nps; do
   done
 done
 rm -f "$work/sorted.h5"
+
+if [ "${ENVSPY:-1}" = 1 ] && command -v cc >/dev/null 2>&1; then
+  cat >"$work/envspy.c" <<'SPY'
+/* envspy.c: logs environment reads by threads other than the main one, and every change */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+static void say(const char *what, const char *name)
+{
+    char b[320];
+    int main_thread = syscall(SYS_gettid) == getpid();
+    int l = snprintf(b, sizeof b, "ENVSPY %s %s %s %.200s\n", program_invocation_short_name,
+                     main_thread ? "main" : "thread", what, name ? name : "(null)");
+    if (l > 0) (void)!write(2, b, (size_t)l);
+}
+#define READER(fn)                                                                  \
+    char *fn(const char *n)                                                         \
+    {                                                                               \
+        static char *(*real)(const char *);                                         \
+        if (!real) real = (char *(*)(const char *))dlsym(RTLD_NEXT, #fn);           \
+        if (syscall(SYS_gettid) != getpid()) say("get", n);                         \
+        return real(n);                                                             \
+    }
+READER(getenv)
+READER(secure_getenv)
+int setenv(const char *n, const char *v, int o)
+{
+    static int (*real)(const char *, const char *, int);
+    if (!real) real = (int (*)(const char *, const char *, int))dlsym(RTLD_NEXT, "setenv");
+    say("set", n);
+    return real(n, v, o);
+}
+int putenv(char *s)
+{
+    static int (*real)(char *);
+    if (!real) real = (int (*)(char *))dlsym(RTLD_NEXT, "putenv");
+    say("put", s);
+    return real(s);
+}
+int unsetenv(const char *n)
+{
+    static int (*real)(const char *);
+    if (!real) real = (int (*)(const char *))dlsym(RTLD_NEXT, "unsetenv");
+    say("unset", n);
+    return real(n);
+}
+SPY
+  cc -shared -fPIC -O1 -o "$work/envspy.so" "$work/envspy.c" -ldl
+  # shellcheck disable=SC2086
+  env GPUPRIM_TRACE_STARTUP=1 LD_PRELOAD="$work/envspy.so" $mpirun -np 1 "$bin" --function sin \
+      --n 1000 $backend -q 2>"$work/envspy.txt" || true
+  python3 - "$work/envspy.txt" <<'PYEOF'
+import sys
+# the program's own lines (the launcher runs with the library too)
+lines = [l.split(None, 4)[2:] for l in open(sys.argv[1])
+         if l.startswith("ENVSPY gpuprim_mpi ")]
+lines = [l + [""] * (3 - len(l)) for l in lines]
+reads = [i for i, (who, what, _) in enumerate(lines) if who == "thread" and what == "get"]
+# gpuprim_mpi's own changes come before it starts the thread
+ours = ("OMPI_MCA_sharedfp", "OMPI_MCA_pml", "CUDA_MODULE_LOADING")
+changes = [i for i, (who, what, name) in enumerate(lines)
+           if who == "main" and what != "get" and not name.startswith(ours)]
+inside = [i for i in reads if changes and changes[0] < i < changes[-1]]
+print("\nenvironment (ENVSPY, np 1, function job): %d change(s) by the main thread after "
+      "gpuprim_mpi's own, %d read(s) by other threads, %d of them between the first and the "
+      "last of those changes (each such read may race with them)"
+      % (len(changes), len(reads), len(inside)))
+names = sorted(set(lines[i][2].strip() for i in reads))
+print("  read by other threads: " + (", ".join(names) if names else "none"))
+print("  changed: " + (", ".join(lines[i][2].strip().split("=")[0] for i in changes) or "none"))
+PYEOF
+fi
 
 python3 - "$log" <<'EOF'
 import json, statistics, sys
