@@ -8,6 +8,7 @@
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().
  */
+#include "cuda_init.h"
 #include "cuda_internal.cuh"
 #include "backend_table.h"
 #include "tuning.h"
@@ -457,4 +458,44 @@ extern "C" int gp_cuda_device_info(int device, char *name, size_t namelen, char 
         snprintf(busid, buslen, "%s", b);
     }
     return GP_OK;
+}
+
+/* ---- the program's start and end (cuda_init.h) ---------------------------------------- */
+
+/* cudaSetDevice + cudaFree(0): the primary context, with every kernel when the modules load
+ * eagerly. The reason of a failure goes to why only: the backend's error buffer belongs to
+ * the thread that uses the backend, and this may run on another. */
+extern "C" int gp_cuda_prepare(int device, char *why, size_t whylen)
+{
+    const char *call = "cudaSetDevice";
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) {
+        call = "cudaFree(0)";
+        e = cudaFree(0);
+    }
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    if (why && whylen > 0)
+        snprintf(why, whylen, "cannot initialise CUDA device %d: %s: %s", device, call,
+                 cudaGetErrorString(e));
+    return -1;
+}
+
+extern "C" int gp_cuda_release(int device)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaDeviceReset();
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return -1;
+}
+
+extern "C" int gp_cuda_teardown(void)
+{
+    int device = -1;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceReset();
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return -1;
 }

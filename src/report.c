@@ -92,6 +92,10 @@ static void print_function(const gp_result *r)
     printf("  %-14s %.3e\n", "abs error", fabs(fn->integral - fn->exact));
     printf("  %-14s %.9g\n", "h", fn->h);
     printf("  %-14s %.3f ms (max over ranks)\n", "time", r->run.t[GP_PH_TOTAL] * 1e3);
+    printf("  %-14s %.3f ms (main to the integral, max over ranks)\n", "startup",
+           r->run.t[GP_PH_STARTUP] * 1e3);
+    printf("  %-14s %.3f ms (the integral to this report)\n", "teardown",
+           r->run.t[GP_PH_TEARDOWN] * 1e3);
 }
 
 /* The file job's header line: the input, its type, count and shape, the ranks, the backend. */

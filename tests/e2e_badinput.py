@@ -341,8 +341,10 @@ def check_targets(args, fx, outdir, P):
     """Output targets: what --out and --json must refuse before any work (a FIFO, a
     symbolic link, a device, the input as --json, --json and --out naming one file), and
     what they must write (a 250-byte file name, a 600-byte path); then a full disk (a
-    64 KiB tmpfs, where mount works) for --out, for --json, and for --json after an --out
-    elsewhere was written: exit 6 naming the reason, nothing left (no --out either)."""
+    64 KiB tmpfs, where mount works) for --out (found by the space check before the data are
+    read, and with that check passed blindly, GPUPRIM_FAULT=0:space, by the reservation at
+    the write), for --json, and for --json after an --out elsewhere was written: exit 6
+    naming the reason, nothing left (no --out either)."""
     d = os.path.join(outdir, "targets")
     os.makedirs(d)
     src = os.path.join(d, "in.h5")
@@ -444,6 +446,13 @@ def check_targets(args, fx, outdir, P):
                             pass
                 # without --quiet: no summary may claim "written to" an --out that is gone
                 rc, so, err, _ = run(args, P, [x for x in base if x != "--quiet"] + opts)
+                if opts[0] == "--out" and "--json" not in opts:
+                    # found before the data are read; then, with the check passed blindly
+                    # (GPUPRIM_FAULT=0:space), by the reservation when the file is created
+                    one_error(f"np {P}: full disk --out, checked first", rc, err, 6,
+                              ["needs 531072 bytes", "free; nothing was read or written"])
+                    rc, so, err, _ = run(args, P, [x for x in base if x != "--quiet"] + opts,
+                                         env=dict(os.environ, GPUPRIM_FAULT="0:space"))
                 one_error(f"np {P}: full disk {opts[-2]}", rc, err, 6, ["No space left on device"])
                 check("written to" not in so, f"np {P}: full disk {opts[-2]}: the summary says "
                       f"'written to': {[l for l in so.splitlines() if 'written to' in l]}")
