@@ -92,13 +92,24 @@ typedef struct gp_result_function {
     double integral, exact;
 } gp_result_function;
 
+/* The prefix scans (--cumsum, --cumulative-integral) and what they wrote. */
+typedef struct gp_result_scan {
+    char cumsum_dset[1040];       /* dataset written with --cumsum ("" when none) */
+    char cumint_dset[1040];       /* dataset written with --cumulative-integral ("" when none) */
+    gp_dtype cumsum_type;         /* its element type: GP_F64, GP_I64 or GP_U64 */
+    double total;                 /* float cumsum: its last value (0 for no element) */
+    gp_i128 itotal;               /* integer cumsum: its last value, exact (0 for none) */
+    double last_integral;         /* the last value of DATASET_cumint (0 for none) */
+} gp_result_scan;
+
 typedef struct gp_result {
     gp_result_run run;
-    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg */
+    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg, scan */
     gp_result_stats stats;
     gp_result_sort sort;
     gp_result_exchange xchg;
     gp_result_function fn;        /* the function job's */
+    gp_result_scan scan;
 } gp_result;
 
 /* Chooses the backend for this rank: --backend cpu → CPU; cuda → CUDA on device
@@ -118,8 +129,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
  * GP_EXIT_USAGE or GP_EXIT_WRITE with msg set, the same on every rank. */
 int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen);
 
-/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, sort,
- * exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, scan,
+ * sort, exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
  * The input is read and --out written with the driver o->io (h5io.h): on the CPU backend
  * straight into and out of the shard, on the CUDA backend through two reused pinned pieces,
  * each upload (download) overlapped with the next read (the previous write).
