@@ -167,14 +167,7 @@ int gp_cpu_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t
         return CPU_FAIL(GP_EINVAL, "out overlaps y or x");
     double yb[GP_SCAN_BLOCK], tb[GP_SCAN_BLOCK];
     double hi = carry->hi, lo = carry->lo, yp = carry->yprev, xp = carry->xprev;
-    int64_t i0 = 0;
-    if (n > 0 && !carry->has_prev) { /* the first sample: no term, out = +0.0 (initial=0) */
-        block_doubles(t, y, 0, 1, &yp);
-        xp = x ? x[0] : 0.0;
-        if (out) out[0] = 0.0;
-        i0 = 1;
-    }
-    for (int64_t b = i0; b < n; b += GP_SCAN_BLOCK) {
+    for (int64_t b = 0; b < n; b += GP_SCAN_BLOCK) {
         const int m = n - b < GP_SCAN_BLOCK ? (int)(n - b) : GP_SCAN_BLOCK;
         block_doubles(t, y, b, m, yb);
         for (int j = 0; j < m; j++) {
@@ -183,11 +176,14 @@ int gp_cpu_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t
             yp = yb[j];
             xp = xj;
         }
+        if (b == 0 && !carry->has_prev) tb[0] = -0.0; /* the first sample: no term */
         double p[GP_SCAN_BLOCK];
         double run = -0.0;
         for (int j = 0; j < m; j++) p[j] = run += tb[j]; /* NaN terms stay: scipy's rule */
-        if (out)
+        if (out) {
             for (int j = 0; j < m; j++) out[b + j] = gp_dd_round(hi, lo, p[j]);
+            if (b == 0 && !carry->has_prev) out[0] = 0.0; /* initial=0: +0.0 */
+        }
         gp_dd_add(&hi, &lo, run);
     }
     carry->hi = hi;
