@@ -172,11 +172,12 @@ __device__ __forceinline__ void tile_terms(const Args &g, long long base, A (&a)
 /* ---- a tile's outputs --------------------------------------------------------------------- */
 
 /* One output from the carry e into the tile and the tile-local prefix p of the element at
- * local index i (global i + base): float64 rounded once from the carry's pair; an integer
- * exact, whose value outside the output type (CHK) is reported at its index. */
+ * local index i: float64 rounded once from the carry's pair; an integer exact, whose value
+ * outside the output type (CHK) lowers *bad to its index. */
 template <class T, int OP, bool CHK>
 __device__ __forceinline__ typename Types<T, OP>::Out
-out_value(const Args &g, const typename Types<T, OP>::K::C &e, typename Types<T, OP>::A p, long long i)
+out_value(const Args &g, const typename Types<T, OP>::K::C &e, typename Types<T, OP>::A p,
+          long long i, unsigned long long *bad)
 {
     typedef Types<T, OP> S;
     if constexpr (!S::INT) {
@@ -189,12 +190,14 @@ out_value(const Args &g, const typename Types<T, OP>::K::C &e, typename Types<T,
         const bool fits = std::is_signed<typename S::Out>::value
                               ? v >= (__int128)LLONG_MIN && v <= (__int128)LLONG_MAX
                               : v >= 0 && v <= (__int128)ULLONG_MAX;
-        if (!fits && i < g.n) atomicMin(&g.res->ovf, (unsigned long long)i);
+        if (!fits && i < g.n && (unsigned long long)i < *bad) *bad = (unsigned long long)i;
         return (typename S::Out)v;
     }
 }
 
-/* The tile's outputs at base: each element's tile-local prefix p[k][j] after the carry e. */
+/* The tile's outputs at base: each element's tile-local prefix p[k][j] after the carry e.
+ * CHK: the warp's first index whose integer prefix left the output type goes to the result
+ * with one atomicMin. Every thread of the block calls it. */
 template <class T, int OP, bool CHK>
 __device__ __forceinline__ void store_tile(const Args &g, long long base,
                                            const typename Types<T, OP>::A (&p)[CHUNKS][2],
@@ -204,17 +207,26 @@ __device__ __forceinline__ void store_tile(const Args &g, long long base,
     O *out = static_cast<O *>(g.out);
     const long long rem = g.n - base;
     const bool full = g.vec && rem >= TILE;
+    unsigned long long bad = ~0ull;
 #pragma unroll
     for (int k = 0; k < CHUNKS; k++) {
         const int o = elem_off(k, 0);
-        const O v0 = out_value<T, OP, CHK>(g, e, p[k][0], base + o);
-        const O v1 = out_value<T, OP, CHK>(g, e, p[k][1], base + o + 1);
+        const O v0 = out_value<T, OP, CHK>(g, e, p[k][0], base + o, &bad);
+        const O v1 = out_value<T, OP, CHK>(g, e, p[k][1], base + o + 1, &bad);
         if (full) {
             store2(out + base + o, v0, v1);
         } else {
             if (o < rem) out[base + o] = v0;
             if (o + 1 < rem) out[base + o + 1] = v1;
         }
+    }
+    if constexpr (CHK) {
+#pragma unroll
+        for (int d = 16; d > 0; d >>= 1) {
+            const unsigned long long u = __shfl_down_sync(FULL_MASK, bad, d);
+            bad = u < bad ? u : bad;
+        }
+        if ((threadIdx.x & 31) == 0 && bad != ~0ull) atomicMin(&g.res->ovf, bad);
     }
 }
 
