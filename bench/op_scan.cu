@@ -53,12 +53,16 @@ template <class T> struct ScanCase {
         CPUCK(gp_cpu_cumsum(dt, host.data(), n, &c, twin.data()));
     }
     /* The multiset hash of the output's bits (the check kernel's), for repeated runs. */
-    unsigned long long out_hash() const { return run_check<O>(out.template as<O>(), n, nullptr).hash_bits; }
+    unsigned long long out_hash() const
+    {
+        return run_check<O>(out.template as<O>(), n, nullptr).hash_bits;
+    }
     /* A fresh row: GB/s of the bytes read and written. */
     Row row(const std::string &impl, Kind kind) const
     {
-        return make_row("scan", format("%s->%s", tn, gp_dtype_is_float(dt) ? "f64" : dt == GP_I32 ? "i64" : "u64").c_str(),
-                        n, impl, kind, (double)n * (double)(sizeof(T) + 8), 0, "GB/s");
+        const char *ot = gp_dtype_is_float(dt) ? "f64" : dt == GP_I32 ? "i64" : "u64";
+        return make_row("scan", format("%s->%s", tn, ot).c_str(), n, impl, kind,
+                        (double)n * (double)(sizeof(T) + 8), 0, "GB/s");
     }
     /* The device output against the twin's; extends r's note with the largest difference. */
     void validate(Row &r) const
@@ -89,7 +93,8 @@ template <class T> struct ScanCase {
 void note_copy_floor(Row &r)
 {
     if (!(G.copy_gbps > 0) || !(r.med > 0)) return;
-    add_note(r, format("%.0f%% of the copy floor", 100.0 * r.bytes / (r.med * 1e-3) / 1e9 / G.copy_gbps));
+    const double gbps = r.bytes / (r.med * 1e-3) / 1e9;
+    add_note(r, format("%.0f%% of the copy floor", 100.0 * gbps / G.copy_gbps));
 }
 
 /* ours: be->cumsum with pass algo; a second run's bits checked against the first's. */

@@ -14,29 +14,6 @@
 
 /* ---- float sums --------------------------------------------------------------------------- */
 
-/* dst[j] = (double)y[i0 + j] for j in [0, m), y of type t (a float or integer type). */
-static void block_doubles(gp_dtype t, const void *y, int64_t i0, int m, double *dst)
-{
-    const unsigned char *p = (const unsigned char *)y + (size_t)i0 * gp_dtype_size(t);
-#define LOAD_AS(CT)                                                                         \
-    for (int j = 0; j < m; j++) {                                                           \
-        CT v;                                                                               \
-        memcpy(&v, p + (size_t)j * sizeof(CT), sizeof(CT));                                 \
-        dst[j] = (double)v;                                                                 \
-    }                                                                                       \
-    break;
-    switch (t) {
-    case GP_F32: LOAD_AS(float)
-    case GP_F64: LOAD_AS(double)
-    case GP_I32: LOAD_AS(int32_t)
-    case GP_I64: LOAD_AS(int64_t)
-    case GP_U32: LOAD_AS(uint32_t)
-    case GP_U64: LOAD_AS(uint64_t)
-    default: break;
-    }
-#undef LOAD_AS
-}
-
 /* One block of the float cumsum: v[0, m) (NaN adds nothing), the outputs (out may be NULL)
  * and the carry (hi, lo) advanced by the block's float64 total. */
 CPU_INLINE void sum_block(const double *v, int m, double *hi, double *lo, double *out)
@@ -64,7 +41,7 @@ static void cumsum_float(gp_dtype t, const void *y, int64_t n, gp_scan_carry *c,
         const int m = n - b < GP_SCAN_BLOCK ? (int)(n - b) : GP_SCAN_BLOCK;
         const double *v = vb;
         if (t == GP_F64) v = (const double *)y + b; /* float64 is read in place */
-        else block_doubles(t, y, b, m, vb);
+        else gp_cpu_load_doubles(t, y, b, m, vb);
         sum_block(v, m, &hi, &lo, out ? out + b : NULL);
     }
     c->hi = hi;
@@ -76,12 +53,16 @@ static void cumsum_float(gp_dtype t, const void *y, int64_t n, gp_scan_carry *c,
 /* The element i of integer data of type t as a 128-bit value (hi: its sign extension). */
 CPU_INLINE void int_elem(gp_dtype t, const void *y, int64_t i, uint64_t *lo, int64_t *hi)
 {
+    const unsigned char *p = (const unsigned char *)y;
+    int64_t s;
     switch (t) {
-    case GP_I32: { int32_t v; memcpy(&v, (const int32_t *)y + i, 4); *lo = (uint64_t)(int64_t)v; *hi = v < 0 ? -1 : 0; return; }
-    case GP_U32: { uint32_t v; memcpy(&v, (const uint32_t *)y + i, 4); *lo = v; *hi = 0; return; }
-    case GP_I64: { int64_t v; memcpy(&v, (const int64_t *)y + i, 8); *lo = (uint64_t)v; *hi = v < 0 ? -1 : 0; return; }
-    default: { uint64_t v; memcpy(&v, (const uint64_t *)y + i, 8); *lo = v; *hi = 0; return; }
+    case GP_I32: { int32_t v; memcpy(&v, p + 4 * i, 4); s = v; break; }
+    case GP_I64: { int64_t v; memcpy(&v, p + 8 * i, 8); s = v; break; }
+    case GP_U32: { uint32_t v; memcpy(&v, p + 4 * i, 4); *lo = v; *hi = 0; return; }
+    default: { uint64_t v; memcpy(&v, p + 8 * i, 8); *lo = v; *hi = 0; return; }
     }
+    *lo = (uint64_t)s;
+    *hi = s < 0 ? -1 : 0;
 }
 
 /* gp_cpu_cumsum of integer data: exact; the first prefix that leaves the output type (int64
@@ -169,7 +150,7 @@ int gp_cpu_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t
     double hi = carry->hi, lo = carry->lo, yp = carry->yprev, xp = carry->xprev;
     for (int64_t b = 0; b < n; b += GP_SCAN_BLOCK) {
         const int m = n - b < GP_SCAN_BLOCK ? (int)(n - b) : GP_SCAN_BLOCK;
-        block_doubles(t, y, b, m, yb);
+        gp_cpu_load_doubles(t, y, b, m, yb);
         for (int j = 0; j < m; j++) {
             const double xj = x ? x[b + j] : 0.0;
             tb[j] = gp_trap_term(yb[j], yp, xj, xp, dx, x != NULL);

@@ -1,6 +1,7 @@
 /* cuda_internal.cuh — helpers shared by the CUDA backend's translation units
  * (cuda_backend.cu, cuda_reduce.cu, cuda_stats.cu, cuda_trap.cu, cuda_sort.cu,
- * cuda_exact_sum.cu, cuda_scan.cu). Not part of the public contract: host code sees only gpuprim/kernels.h.
+ * cuda_exact_sum.cu, cuda_scan.cu). Not part of the public contract: host code sees only
+ * gpuprim/kernels.h.
  *
  *   - the error buffer behind gp_backend.last_error() and the CUDA_CHECK / CUDA_CHECK_LAUNCH
  *     macros that fill it ("file:line: call: cudaGetErrorString") and return GP_EDEVICE;
@@ -171,8 +172,8 @@ template <class F> int gpc_with_dtype(gp_dtype t, F &&f)
 /* Each has exactly the meaning of the gp_backend entry of the same name (gpuprim/kernels.h,
  * gpuprim/exact_sum.h); pointers are device pointers of the CUDA backend except the host outputs
  * (stats' out, trap_x's io, trap_fn's wsum, merge_split's nout, merge_path's split,
- * exact_sum's acc, the scans' carry); each returns after its device work has finished, GP_OK or GP_EINVAL /
- * GP_ENOMEM / GP_EDEVICE with last_error() set. */
+ * exact_sum's acc, the scans' carry); each returns after its device work has finished,
+ * GP_OK or GP_EINVAL / GP_ENOMEM / GP_EDEVICE with last_error() set. */
 struct gp_superacc;
 extern "C" {
 /* cuda_stats.cu */

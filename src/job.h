@@ -130,7 +130,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
 int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen);
 
 /* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, scan,
- * sort, exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+ * sort, exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code,
+ * the same on every rank, with msg set on failure.
  * The input is read and --out written with the driver o->io (h5io.h): on the CPU backend
  * straight into and out of the shard, on the CUDA backend through two reused pinned pieces,
  * each upload (download) overlapped with the next read (the previous write).

@@ -164,21 +164,19 @@ static const char *scan_total_text(const gp_result_scan *sc, char *buf, size_t l
     return buf;
 }
 
-/* The scans' rows: each dataset written, with the last cumulative sum and integral. */
+/* The scans' rows: each dataset written (its type as the header names types), with the
+ * last cumulative sum and the last cumulative integral. */
 static void print_scan(const gp_result *r)
 {
     const gp_result_scan *sc = &r->scan;
-    char nb[64];
+    char nb[64], dx[40] = "coordinates from --x";
     if (sc->cumsum_dset[0])
         printf("  %-14s %s:%s (%s), total %s\n", "cumsum", r->sort.out, sc->cumsum_dset,
-               sc->cumsum_type == GP_F64 ? "float64" : sc->cumsum_type == GP_I64 ? "int64" : "uint64",
-               scan_total_text(sc, nb, sizeof nb));
-    if (sc->cumint_dset[0]) {
-        printf("  %-14s %s:%s (float64, trapezoid rule, ", "cumint", r->sort.out, sc->cumint_dset);
-        if (r->stats.nonuniform) printf("coordinates from --x");
-        else printf("dx = %g", r->stats.dx);
-        printf("), last %s\n", num(nb, sizeof nb, sc->last_integral));
-    }
+               gp_dtype_name(sc->cumsum_type), scan_total_text(sc, nb, sizeof nb));
+    if (!r->stats.nonuniform) snprintf(dx, sizeof dx, "dx = %g", r->stats.dx);
+    if (sc->cumint_dset[0])
+        printf("  %-14s %s:%s (f64, trapezoid rule, %s), last %s\n", "cumint", r->sort.out,
+               sc->cumint_dset, dx, num(nb, sizeof nb, sc->last_integral));
 }
 
 /* The steps of the exchange that ran (at most GP_XSTEPS_MAX). */
@@ -536,8 +534,7 @@ static void json_scan(FILE *f, const gp_result_scan *sc)
     else fputs(scan_total_text(sc, nb, sizeof nb), f);
     jkey_str(f, 1, "cumint_dataset", sc->cumint_dset[0] ? sc->cumint_dset : NULL);
     jkey(f, 1, "cumint_last");
-    if (sc->cumint_dset[0]) jnum(f, sc->last_integral);
-    else fputs("null", f);
+    if (sc->cumint_dset[0]) jnum(f, sc->last_integral); else fputs("null", f);
 }
 
 /* The rank exchange: steps, bytes, and per step its transport, times and bytes. */

@@ -67,6 +67,14 @@ static int64_t ref_overflow(gp_dtype t, const void *y, int64_t n, ref_i128 *tota
     return first;
 }
 
+/* 1 to 6 random pieces of [0, n): their count, the bounds in cut[0 .. count]. */
+static int random_pieces(int64_t cut[7], int64_t n)
+{
+    const int np = 1 + (int)(rnd() % 6);
+    gp_test_random_cuts(cut, np, n, rnd);
+    return np;
+}
+
 /* One cumsum case: whole, in pieces, totals only. */
 static void case_cumsum(gp_dtype t, int d, int64_t n)
 {
@@ -87,8 +95,7 @@ static void case_cumsum(gp_dtype t, int d, int64_t n)
     }
     /* pieces, each from the carry the last left */
     int64_t cut[7];
-    const int np = 1 + (int)(rnd() % 6);
-    gp_test_random_cuts(cut, np, n, rnd);
+    const int np = random_pieces(cut, n);
     gp_scan_carry p = gp_scan_carry_start(0), q = gp_scan_carry_start(0);
     for (int k = 0; k < np; k++) {
         const void *yk = (const char *)y + (size_t)cut[k] * gp_dtype_size(t);
@@ -124,14 +131,14 @@ static void case_cumint(gp_dtype t, int d, int64_t n, int with_x)
         CHECK(memcmp(&c.yprev, &yl, 8) == 0 && (!x || c.xprev == x[n - 1]), "last sample");
     }
     int64_t cut[7];
-    const int np = 1 + (int)(rnd() % 6);
-    gp_test_random_cuts(cut, np, n, rnd);
+    const int np = random_pieces(cut, n);
     gp_scan_carry p = gp_scan_carry_start(0), q = gp_scan_carry_start(0);
     for (int k = 0; k < np; k++) {
         const void *yk = (const char *)y + (size_t)cut[k] * gp_dtype_size(t);
         const double *xk = x ? x + cut[k] : NULL;
-        CHECK(gp_cpu_cumint(t, yk, xk, dx, cut[k + 1] - cut[k], &p, out2 + cut[k]) == GP_OK, "piece");
-        CHECK(gp_cpu_cumint(t, yk, xk, dx, cut[k + 1] - cut[k], &q, NULL) == GP_OK, "totals");
+        const int64_t m = cut[k + 1] - cut[k];
+        CHECK(gp_cpu_cumint(t, yk, xk, dx, m, &p, out2 + cut[k]) == GP_OK, "piece");
+        CHECK(gp_cpu_cumint(t, yk, xk, dx, m, &q, NULL) == GP_OK, "totals");
         CHECK(memcmp(&p.hi, &q.hi, 8) == 0 && memcmp(&p.lo, &q.lo, 8) == 0 &&
                   p.has_prev == q.has_prev && memcmp(&p.yprev, &q.yprev, 8) == 0,
               "totals-only carry differs after piece %d", k);
@@ -170,7 +177,8 @@ static void test_overflow(void)
     a.isum = gp_i128_from_i64(INT64_MAX - 5);
     int64_t oa[6];
     CHECK(gp_cpu_cumsum(GP_I32, ones, 6, &a, oa) == GP_OK && a.overflow == 5 &&
-              oa[4] == INT64_MAX && oa[0] == INT64_MAX - 4, "i32 from INT64_MAX - 5: %lld", (long long)a.overflow);
+              oa[4] == INT64_MAX && oa[0] == INT64_MAX - 4,
+          "i32 from INT64_MAX - 5: %lld", (long long)a.overflow);
     a = gp_scan_carry_start(0);
     a.isum = gp_i128_from_u64(UINT64_MAX - 2 * (uint64_t)UINT32_MAX);
     uint64_t ob[3];
@@ -181,7 +189,8 @@ static void test_overflow(void)
     uint64_t o2[6];
     gp_cpu_cumsum(GP_I64, i64, 6, &b, o2);
     gp_cpu_cumsum(GP_I64, neg, 4, &b, o2);
-    CHECK(b.overflow == 4 && b.index == 10, "the first overflow stays: %lld", (long long)b.overflow);
+    CHECK(b.overflow == 4 && b.index == 10, "the first overflow stays: %lld",
+          (long long)b.overflow);
 }
 
 /* -0.0 and the non-finite values, exactly. */

@@ -48,16 +48,6 @@ static uint64_t rnd(void)
 
 #include "test_scan_ref.h"
 
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
-
 static double g_maxerr[2]; /* the largest float error / sum |term|: cumsum, cumint */
 
 /* A case's device buffers: the input (at an element offset of `off`), its coordinates, and
@@ -163,7 +153,8 @@ static void check_carry(const tcase *c, int cumint, const gp_scan_carry *cg,
     }
     CHECK(c, totals_agree(cg->hi + cg->lo, ct->hi + ct->lo, abs), "total %.17g, twin %.17g",
           cg->hi + cg->lo, ct->hi + ct->lo);
-    const int ysame = (isnan(cg->yprev) && isnan(ct->yprev)) || memcmp(&cg->yprev, &ct->yprev, 8) == 0;
+    const int ysame =
+        (isnan(cg->yprev) && isnan(ct->yprev)) || memcmp(&cg->yprev, &ct->yprev, 8) == 0;
     CHECK(c, ysame && memcmp(&cg->xprev, &ct->xprev, 8) == 0, "last sample");
 }
 
@@ -211,14 +202,16 @@ static void check_pieces(const tcase *c, int cumint, const dev_case *d, int off,
     if (dev_result(c, d, off, pieces) == 0) {
         if (!gp_dtype_is_float(c->t) && !cumint) {
             const int64_t upto = ct->overflow >= 0 ? ct->overflow : c->n;
-            CHECK(c, memcmp(pieces, got, (size_t)upto * 8) == 0, "%d pieces: not the whole's bits",
-                  np);
-            CHECK(c, q.isum.lo == ct->isum.lo && q.isum.hi == ct->isum.hi, "totals only: exact total");
-            CHECK(c, p.overflow == ct->overflow, "%d pieces: overflow %lld", np, (long long)p.overflow);
+            CHECK(c, memcmp(pieces, got, (size_t)upto * 8) == 0,
+                  "%d pieces: not the whole's bits", np);
+            CHECK(c, q.isum.lo == ct->isum.lo && q.isum.hi == ct->isum.hi,
+                  "totals only: exact total");
+            CHECK(c, p.overflow == ct->overflow, "%d pieces: overflow %lld", np,
+                  (long long)p.overflow);
         } else {
             check_outputs(c, cumint, y, x, dx, pieces, NULL, ct);
-            CHECK(c, totals_agree(q.hi + q.lo, ct->hi + ct->lo, abs), "totals only: %.17g, twin %.17g",
-                  q.hi + q.lo, ct->hi + ct->lo);
+            CHECK(c, totals_agree(q.hi + q.lo, ct->hi + ct->lo, abs),
+                  "totals only: %.17g, twin %.17g", q.hi + q.lo, ct->hi + ct->lo);
         }
         CHECK(c, q.index == c->n && p.index == c->n, "pieces: index");
     }
@@ -238,16 +231,21 @@ static void run_case(gp_dtype t, int64_t n, int dist, int cumint, int algo, int 
     double *x = NULL, dx = 0.375;
     if (cumint && (rnd() & 1)) {
         x = xmalloc((size_t)n * 8);
-        for (int64_t i = 0; i < n; i++) x[i] = (i ? x[i - 1] : -3.0) + (double)(rnd() >> 11) * 0x1p-60;
+        for (int64_t i = 0; i < n; i++)
+            x[i] = (i ? x[i - 1] : -3.0) + (double)(rnd() >> 11) * 0x1p-60;
     }
-    void *twin = xmalloc((size_t)n * 8), *got = xmalloc((size_t)n * 8), *again = xmalloc((size_t)n * 8);
+    void *twin = xmalloc((size_t)n * 8), *got = xmalloc((size_t)n * 8);
+    void *again = xmalloc((size_t)n * 8);
     gp_scan_carry ct = gp_scan_carry_start(0), cg = gp_scan_carry_start(0), c2 = cg;
-    const int trc = cumint ? gp_cpu_cumint(t, y, x, dx, n, &ct, twin) : gp_cpu_cumsum(t, y, n, &ct, twin);
+    const int trc = cumint ? gp_cpu_cumint(t, y, x, dx, n, &ct, twin)
+                           : gp_cpu_cumsum(t, y, n, &ct, twin);
     CHECK(&c, trc == GP_OK, "twin: %s", gp_cpu_last_error());
     dev_case d;
     const double abs = abs_terms(&c, cumint, y, x, dx);
-    if (dev_setup(&c, &d, y, x, off) == 0 &&
-        gpu_scan(&c, cumint, d.y, d.x, dx, n, &cg, d.out) == 0 && dev_result(&c, &d, off, got) == 0) {
+    const int ran = dev_setup(&c, &d, y, x, off) == 0 &&
+                    gpu_scan(&c, cumint, d.y, d.x, dx, n, &cg, d.out) == 0 &&
+                    dev_result(&c, &d, off, got) == 0;
+    if (ran) {
         check_outputs(&c, cumint, y, x, dx, got, twin, &ct);
         check_carry(&c, cumint, &cg, &ct, abs);
         if (gpu_scan(&c, cumint, d.y, d.x, dx, n, &c2, d.out) == 0 &&
@@ -289,8 +287,10 @@ static void test_overflow(void)
             gpu_scan(&c, 0, d, NULL, 0, k[i].n, &cg, o) == 0 &&
             G->download(got, o, (size_t)k[i].n * 8) == 0) {
             gp_cpu_cumsum(k[i].t, k[i].y, k[i].n, &ct, want);
-            CHECK(&c, cg.overflow == (k[i].want < 0 ? -1 : 10 + k[i].want) && cg.overflow == ct.overflow,
-                  "case %zu: overflow %lld, twin %lld", i, (long long)cg.overflow, (long long)ct.overflow);
+            const int64_t first = k[i].want < 0 ? -1 : 10 + k[i].want;
+            CHECK(&c, cg.overflow == first && cg.overflow == ct.overflow,
+                  "case %zu: overflow %lld, twin %lld", i, (long long)cg.overflow,
+                  (long long)ct.overflow);
             const int64_t upto = k[i].want < 0 ? k[i].n : k[i].want;
             CHECK(&c, memcmp(got, want, (size_t)upto * 8) == 0, "case %zu: values before it", i);
         } else {
@@ -328,8 +328,10 @@ int main(int argc, char **argv)
     }
     char why[256] = "";
     if (gp_cuda_device_count() == 0) {
-        if (gp_backend_cuda(0, why, sizeof why) == NULL && why[0] != '\0') printf("SKIP: %s\n", why);
-        else printf("SKIP: no CUDA device visible (gp_cuda_device_count() == 0)\n");
+        if (gp_backend_cuda(0, why, sizeof why) == NULL && why[0] != '\0')
+            printf("SKIP: %s\n", why);
+        else
+            printf("SKIP: no CUDA device visible (gp_cuda_device_count() == 0)\n");
         return 77;
     }
     G = gp_backend_cuda(0, why, sizeof why);
@@ -341,7 +343,8 @@ int main(int argc, char **argv)
     const char *se = getenv("GPUPRIM_TEST_SEED");
     if (se && *se) seed = strtoull(se, NULL, 0);
     g_rng = seed;
-    printf("test_gpu_scan: seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", seed, quick ? "; --quick" : "");
+    printf("test_gpu_scan: seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", seed,
+           quick ? "; --quick" : "");
     static const int64_t sizes[] = {0,      1,      2,      31,      32,          33,
                                     63,     64,     65,     4095,    4096,        4097,
                                     65537,  131071, 131072, 131073,  1000003,     (1 << 21) + 1,

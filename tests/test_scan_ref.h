@@ -5,7 +5,8 @@
  * kept as flags; integer prefix sums in __int128. The check of a float output is the bound of
  * gpuprim/kernels.h: |y_i - exact_i| <= 2^-45 * sum_{j<=i} |term_j| (plus the reference's own
  * rounding, half an ulp of exact_i), the non-finite values exactly, and -0.0 while every term
- * so far is -0.0 (past 2^18 elements every 31st output and the last). Include once, in the test's one source file, after gpuprim/exact_sum.h. */
+ * so far is -0.0 (past 2^18 elements every 31st output and the last). Include once, in the
+ * test's one source file. */
 #ifndef TEST_SCAN_REF_H
 #define TEST_SCAN_REF_H
 
@@ -62,15 +63,18 @@ static void ref_fill(gp_dtype t, int d, void *y, int64_t n, uint64_t (*draw)(voi
         }
         if (d == SD_NEGZERO) v = -0.0, iv = 0;
         if (d == SD_EXTREME) v = (u - 0.5) * 2e300;
-        const int ext = d == SD_SPECIAL || d == SD_EXTREME;
-        switch (t) {
-        case GP_F32: { float f = (float)(d == SD_EXTREME ? (u - 0.5) * 6e38 : v); memcpy(p + 4 * i, &f, 4); break; }
-        case GP_F64: memcpy(p + 8 * i, &v, 8); break;
-        case GP_I32: { int32_t w = ext ? (int32_t)(uint32_t)r : (int32_t)iv; if (d == SD_SPECIAL && (r & 8)) w = (r & 16) ? INT32_MAX : INT32_MIN; memcpy(p + 4 * i, &w, 4); break; }
-        case GP_U32: { uint32_t w = ext ? (uint32_t)r : (uint32_t)(iv + 1000); if (d == SD_SPECIAL && (r & 8)) w = UINT32_MAX; memcpy(p + 4 * i, &w, 4); break; }
-        case GP_I64: { int64_t w = ext ? (int64_t)(r >> (d == SD_EXTREME ? 8 : 1)) * ((r & 1) ? -1 : 1) : iv; memcpy(p + 8 * i, &w, 8); break; }
-        default: { uint64_t w = ext ? (r >> 12) : (uint64_t)(iv + 1000); memcpy(p + 8 * i, &w, 8); break; }
-        }
+        const int ext = d == SD_SPECIAL || d == SD_EXTREME, top = d == SD_SPECIAL && (r & 8);
+        const float f = (float)(d == SD_EXTREME ? (u - 0.5) * 6e38 : v);
+        int32_t i32 = ext ? (int32_t)(uint32_t)r : (int32_t)iv;
+        if (top) i32 = (r & 16) ? INT32_MAX : INT32_MIN;
+        const uint32_t u32 = top ? UINT32_MAX : ext ? (uint32_t)r : (uint32_t)(iv + 1000);
+        const int64_t big = (int64_t)(r >> (d == SD_EXTREME ? 8 : 1)) * ((r & 1) ? -1 : 1);
+        const int64_t i64 = ext ? big : iv;
+        const uint64_t u64 = ext ? (r >> 12) : (uint64_t)(iv + 1000);
+        const void *src = t == GP_F32 ? (const void *)&f : t == GP_F64 ? (const void *)&v
+                          : t == GP_I32 ? (const void *)&i32 : t == GP_U32 ? (const void *)&u32
+                          : t == GP_I64 ? (const void *)&i64 : (const void *)&u64;
+        memcpy(p + (size_t)i * gp_dtype_size(t), src, gp_dtype_size(t));
     }
 }
 
