@@ -1,9 +1,10 @@
 /* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
  * transfers, the error buffer and the cached device properties. The kernels live in
  * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (key maps of either order, the
- * sorts with or without values, merge-split, merge_path) and cuda_exact_sum.cu (exact
- * sums), the sort engine in cuda_bitonic.cuh. Memory, transfers, the device-to-device copy and the
- * inter-process mappings (cudaIpc*) of the rank exchange are here.
+ * sorts with or without values, merge-split, merge_path), cuda_exact_sum.cu (exact
+ * sums) and cuda_scan.cu (prefix scans), the sort engine in cuda_bitonic.cuh. Memory,
+ * transfers, the device-to-device copy and the inter-process mappings (cudaIpc*) of the
+ * rank exchange are here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().
@@ -331,6 +332,9 @@ static constexpr gp_backend cuda_table()
     t.trap_x = gp_cuda_trap_x;
     t.trap_fn = gp_cuda_trap_fn;
     t.exact_sum = gp_cuda_exact_sum;
+    /* prefix scans */
+    t.cumsum = gp_cuda_cumsum;
+    t.cumint = gp_cuda_cumint;
     /* sort and keys */
     t.to_keys = gp_cuda_to_keys;
     t.from_keys = gp_cuda_from_keys;

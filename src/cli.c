@@ -39,7 +39,8 @@ void gp_print_usage(void)
         "                     stored type as the input; written under a temporary name and\n"
         "                     renamed when every rank succeeded (default: none)\n"
         "  --force            overwrite an existing --out file (needs --out; default: off)\n"
-        "  --no-sort          statistics and integral only; no sort, no --out (default: off)\n"
+        "  --no-sort          statistics and integral only, no sort; --out then holds only\n"
+        "                     the scans below (default: off)\n"
         "  --descending       sort largest first; NaNs still last, +0.0 before -0.0 (default:\n"
         "                     ascending)\n"
         "  --stable           ties keep their input order (sort by value, then input position;\n"
@@ -49,6 +50,12 @@ void gp_print_usage(void)
         "  --payload DATASET  carry another dataset of the same element count with the values\n"
         "                     and write it, sorted by them, to --out under its own path (needs\n"
         "                     --out)\n"
+        "  --cumsum           also write DATASET_cumsum to --out: the inclusive prefix sum in\n"
+        "                     input order; float data in float64 (NaN adds nothing), integers\n"
+        "                     exact as int64 / uint64 (a prefix that does not fit: exit 4)\n"
+        "  --cumulative-integral\n"
+        "                     also write DATASET_cumint to --out: the cumulative trapezoid rule\n"
+        "                     (float64, first value 0) with --dx or --x (needs --out)\n"
         "  --reproducible     exact (Kulisch-accumulator) sums: sum, mean, L2 norm and the\n"
         "                     uniform-dx integral bitwise identical for any rank count, shard\n"
         "                     layout or backend (default: off; float64 sums in rank order,\n"
@@ -158,7 +165,7 @@ static int check_name_value(const char *opt, const char *val, const char *what,
 enum {
     O_VERSION = 256, O_DATASET, O_X, O_DX, O_OUT, O_FORCE, O_NO_SORT, O_DESCENDING, O_STABLE,
     O_ARGSORT, O_PAYLOAD, O_REPRODUCIBLE, O_JSON, O_PROGRESS, O_NO_PROGRESS, O_FUNCTION, O_A,
-    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_JSON_VERSION
+    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_JSON_VERSION, O_CUMSUM, O_CUMINT
 };
 
 /* "-": every other word comes back in order as value 1 (the file), nothing is permuted;
@@ -173,6 +180,8 @@ static const struct option g_long[] = {
     {"descending", no_argument, NULL, O_DESCENDING}, {"stable", no_argument, NULL, O_STABLE},
     {"argsort", no_argument, NULL, O_ARGSORT}, {"payload", required_argument, NULL, O_PAYLOAD},
     {"reproducible", no_argument, NULL, O_REPRODUCIBLE},
+    {"cumsum", no_argument, NULL, O_CUMSUM},
+    {"cumulative-integral", no_argument, NULL, O_CUMINT},
     {"transport", required_argument, NULL, O_TRANSPORT}, {"io", required_argument, NULL, O_IO},
     /* function mode */
     {"function", required_argument, NULL, O_FUNCTION}, {"a", required_argument, NULL, O_A},
@@ -256,7 +265,7 @@ static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
     }
 }
 
-#define NHAVE (O_JSON_VERSION - O_VERSION + 1)
+#define NHAVE (O_CUMINT - O_VERSION + 1)
 #define HAVE(v) have[(v) - O_VERSION] /* the option of value v (>= O_VERSION) was given */
 
 /* Takes one option c with its value val into *o (have[]: which options were given).
@@ -276,6 +285,8 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
     case O_STABLE: o->stable = 1; break;
     case O_ARGSORT: o->argsort = 1; break;
     case O_REPRODUCIBLE: o->reproducible = 1; break;
+    case O_CUMSUM: o->cumsum = 1; break;
+    case O_CUMINT: o->cumint = 1; break;
     case O_PROGRESS: o->progress = 1; break;
     case O_NO_PROGRESS: o->progress = -1; break;
     case O_DATASET: case O_X: case O_PAYLOAD:
@@ -357,6 +368,8 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
                              : o->descending ? "--descending" : o->stable ? "--stable"
                              : o->argsort ? "--argsort" : o->payload ? "--payload"
                              : o->reproducible ? "--reproducible"
+                             : o->cumsum ? "--cumsum"
+                             : o->cumint ? "--cumulative-integral"
                              : have_transport ? "--transport" : have_io ? "--io" : NULL;
         if (fileonly) {
             snprintf(msg, msglen, "%s belongs to file mode: --function takes only --a, --b, --n "
@@ -380,8 +393,9 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
             snprintf(msg, msglen, "give --dx or --x, not both");
             return GP_EXIT_USAGE;
         }
-        if (o->out && o->no_sort) {
-            snprintf(msg, msglen, "--out writes the sorted data: it cannot go with --no-sort");
+        if (o->out && o->no_sort && !o->cumsum && !o->cumint) {
+            snprintf(msg, msglen, "--out writes the sorted data: with --no-sort it needs "
+                                  "--cumsum or --cumulative-integral to hold anything");
             return GP_EXIT_USAGE;
         }
         if (o->no_sort && (o->descending || o->stable || o->argsort || o->payload)) {
@@ -394,9 +408,10 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
                                   "not with --no-sort");
             return GP_EXIT_USAGE;
         }
-        if ((o->argsort || o->payload) && !o->out) {
+        if ((o->argsort || o->payload || o->cumsum || o->cumint) && !o->out) {
             snprintf(msg, msglen, "%s writes a dataset of --out: give --out FILE",
-                     o->argsort ? "--argsort" : "--payload");
+                     o->argsort ? "--argsort" : o->payload ? "--payload"
+                     : o->cumsum ? "--cumsum" : "--cumulative-integral");
             return GP_EXIT_USAGE;
         }
         /* --force governs --out only (an existing --json report is replaced without it) */

@@ -16,11 +16,13 @@
  *   integral    the --x trapezoid rule (coordinates read and uploaded; ph_stats.c)
  *   combine     the ranks' records combined in rank order; --reproducible's exact sums
  *               (ph_stats.c)
+ *   scan        --cumsum, --cumulative-integral: the shard's prefix scans in input order,
+ *               carried from rank to rank, into host memory for the write (ph_scan.c)
  *   sort        order keys, the local bitonic sort (ph_sort.c)
  *   exchange    the rank-level bitonic merge exchange (P > 1; ph_sort.c)
  *   verify      the sorted result checked; keys back to values (ph_sort.c)
- *   write       the sorted data (argsort, payload) to --out under a temporary name, the
- *               values streamed from the device (ph_write.c)
+ *   write       the sorted data (argsort, payload) and the scans to --out under a
+ *               temporary name, the values streamed from the device (ph_write.c)
  *
  * One helper, run_phase, does for every phase what the phase itself should not repeat: the
  * progress line, the GPUPRIM_FAULT hook, the time and the agreement of the ranks on an
@@ -327,6 +329,7 @@ static int integral_x(const gp_job *j) { return !j->chunked && j->o->xdataset !=
 static int sorting(const gp_job *j) { return j->sorting; }
 static int exchanging(const gp_job *j) { return j->sorting && j->P > 1; }
 static int writing(const gp_job *j) { return j->o->out != NULL; }
+static int scanning(const gp_job *j) { return j->o->cumsum || j->o->cumint; }
 
 /* The file job, phase by phase (see the file comment; the names of each word: phases.c).
  * Opening and planning count towards the read row of the table. */
@@ -340,6 +343,7 @@ static const gp_phase file_phases[] = {
     {gp_ph_stats,         not_chunked, GP_PH_REDUCE,    0,                   GP_EXIT_DEVICE},
     {gp_ph_integral,      integral_x,  GP_PH_INTEGRATE, OWN_LINE | OWN_TIME, 0},
     {gp_ph_combine,       NULL,        GP_PH_COMBINE,   0,                   0},
+    {gp_ph_scan,          scanning,    GP_PH_SCAN,      OWN_TIME,            GP_EXIT_DEVICE},
     {gp_ph_sort,          sorting,     GP_PH_SORT,      0,                   GP_EXIT_DEVICE},
     {gp_ph_exchange,      exchanging,  GP_PH_EXCHANGE,  0,                   0},
     {gp_ph_verify,        sorting,     GP_PH_VERIFY,    0,                   0},

@@ -92,13 +92,24 @@ typedef struct gp_result_function {
     double integral, exact;
 } gp_result_function;
 
+/* The prefix scans (--cumsum, --cumulative-integral) and what they wrote. */
+typedef struct gp_result_scan {
+    char cumsum_dset[1040];       /* dataset written with --cumsum ("" when none) */
+    char cumint_dset[1040];       /* dataset written with --cumulative-integral ("" when none) */
+    gp_dtype cumsum_type;         /* its element type: GP_F64, GP_I64 or GP_U64 */
+    double total;                 /* float cumsum: its last value (0 for no element) */
+    gp_i128 itotal;               /* integer cumsum: its last value, exact (0 for none) */
+    double last_integral;         /* the last value of DATASET_cumint (0 for none) */
+} gp_result_scan;
+
 typedef struct gp_result {
     gp_result_run run;
-    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg */
+    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg, scan */
     gp_result_stats stats;
     gp_result_sort sort;
     gp_result_exchange xchg;
     gp_result_function fn;        /* the function job's */
+    gp_result_scan scan;
 } gp_result;
 
 /* Chooses the backend for this rank: --backend cpu → CPU; cuda → CUDA on device
@@ -137,7 +148,7 @@ uint64_t gp_out_bytes_need(int64_t n, size_t value_bytes, int argsort, size_t pa
  * writer's own reservation (fallocate) still checks when it creates the file. */
 int gp_check_out_space(const char *out, uint64_t need, char *msg, size_t msglen);
 
-/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, sort,
+/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, scan, sort,
  * exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
  * The input is read and --out written with the driver o->io (h5io.h): on the CPU backend
  * straight into and out of the shard, on the CUDA backend through two reused pinned pieces,

@@ -10,6 +10,7 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_UPLOAD]    = {GP_PH_UPLOAD,    "upload",        "upload",        NULL},
     [GP_PH_REDUCE]    = {GP_PH_REDUCE,    "reduce",        "reduce",        "reduce"},
     [GP_PH_INTEGRATE] = {GP_PH_INTEGRATE, "integrate",     "integrate",     NULL},
+    [GP_PH_SCAN]      = {GP_PH_SCAN,      "scan",          "scan",          "scan"},
     [GP_PH_SORT]      = {GP_PH_SORT,      "local sort",    "local sort",    "sort"},
     [GP_PH_EXCHANGE]  = {GP_PH_EXCHANGE,  "rank exchange", "rank exchange", "exchange"},
     [GP_PH_VERIFY]    = {GP_PH_VERIFY,    "verify",        "verify",        NULL},

@@ -23,6 +23,7 @@ typedef enum gp_phase_id {
     GP_PH_UPLOAD,
     GP_PH_REDUCE,
     GP_PH_INTEGRATE,
+    GP_PH_SCAN,              /* the prefix scans (--cumsum, --cumulative-integral) */
     GP_PH_SORT,
     GP_PH_EXCHANGE,
     GP_PH_VERIFY,

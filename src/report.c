@@ -163,6 +163,29 @@ static void print_sort(const gp_result *r)
         printf("  %-14s %s:%s (sorted with the data)\n", "payload", so->out, so->payload_dset);
 }
 
+/* The last value of --cumsum as text: an integer cumsum exactly, a float one %.17g. */
+static const char *scan_total_text(const gp_result_scan *sc, char *buf, size_t len)
+{
+    if (sc->cumsum_type == GP_F64) return num(buf, len, sc->total);
+    gp_i128_to_dec(sc->itotal, buf, len);
+    return buf;
+}
+
+/* The scans' rows: each dataset written (its type as the header names types), with the
+ * last cumulative sum and the last cumulative integral. */
+static void print_scan(const gp_result *r)
+{
+    const gp_result_scan *sc = &r->scan;
+    char nb[64], dx[40] = "coordinates from --x";
+    if (sc->cumsum_dset[0])
+        printf("  %-14s %s:%s (%s), total %s\n", "cumsum", r->sort.out, sc->cumsum_dset,
+               gp_dtype_name(sc->cumsum_type), scan_total_text(sc, nb, sizeof nb));
+    if (!r->stats.nonuniform) snprintf(dx, sizeof dx, "dx = %g", r->stats.dx);
+    if (sc->cumint_dset[0])
+        printf("  %-14s %s:%s (f64, trapezoid rule, %s), last %s\n", "cumint", r->sort.out,
+               sc->cumint_dset, dx, num(nb, sizeof nb, sc->last_integral));
+}
+
 /* The steps of the exchange that ran (at most GP_XSTEPS_MAX). */
 static int exchange_steps(const gp_result_exchange *x)
 {
@@ -210,6 +233,7 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         print_input(r);
         print_stats(r);
         print_sort(r);
+        print_scan(r);
         print_exchange(r);
         print_times(r, o->verbose);
     }
@@ -335,6 +359,8 @@ static void json_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "argsort", o->argsort);
     jkey_str(f, 2, "payload", o->payload);
     jkey_bool(f, 2, "reproducible", o->reproducible);
+    jkey_bool(f, 2, "cumsum", o->cumsum);
+    jkey_bool(f, 2, "cumulative_integral", o->cumint);
     if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
     fprintf(f, "\n  }");
 }
@@ -506,6 +532,22 @@ static void json_sort(FILE *f, const gp_result *r)
     jkey_int(f, 1, "chunk_elements", (long long)r->stats.chunk_elems);
 }
 
+/* The scans: each dataset (null: not written), the last cumulative sum (an integer one as a
+ * JSON integer with every digit) and the last cumulative integral (null without them). */
+static void json_scan(FILE *f, const gp_result_scan *sc)
+{
+    char nb[GP_I128_DEC_LEN];
+    jkey_str(f, 1, "cumsum_dataset", sc->cumsum_dset[0] ? sc->cumsum_dset : NULL);
+    jkey(f, 1, "cumsum_total");
+    if (!sc->cumsum_dset[0]) fputs("null", f);
+    else if (sc->cumsum_type == GP_F64) jnum(f, "cumsum_total", sc->total);
+    else fputs(scan_total_text(sc, nb, sizeof nb), f);
+    jkey_str(f, 1, "cumint_dataset", sc->cumint_dset[0] ? sc->cumint_dset : NULL);
+    jkey(f, 1, "cumint_last");
+    if (sc->cumint_dset[0]) jnum(f, "cumint_last", sc->last_integral);
+    else fputs("null", f);
+}
+
 /* The rank exchange: steps, bytes, and per step its transport, times and bytes. */
 static void json_exchange(FILE *f, const gp_result_exchange *x)
 {
@@ -551,6 +593,7 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         json_input(f, &r->in);
         json_stats(f, r);
         json_sort(f, r);
+        json_scan(f, &r->scan);
         json_exchange(f, &r->xchg);
         json_output(f, r);
     }

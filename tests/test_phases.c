@@ -16,14 +16,14 @@ static int same(const char *a, const char *b) { return a == b || (a && b && strc
 static void test_rows(void)
 {
     static const char *const rows[GP_NPHASES] = {
-        "alloc", "read", "upload", "reduce", "integrate", "local sort", "rank exchange",
-        "verify", "write", "total", "startup", "teardown"};
+        "alloc", "read", "upload", "reduce", "integrate", "scan", "local sort",
+        "rank exchange", "verify", "write", "total", "startup", "teardown"};
     for (int i = 0; i < GP_NPHASES; i++) {
         CHECK(same(gp_phase_label(i), rows[i]), "row %d: '%s', want '%s'", i,
               gp_phase_label(i) ? gp_phase_label(i) : "(null)", rows[i]);
         CHECK(gp_phase_words[i].row == (gp_phase_id)i, "row %d counts towards itself", i);
     }
-    CHECK(GP_PH_TOTAL == 9, "total is row 9, after the job's phases");
+    CHECK(GP_PH_TOTAL == 10, "total is row 10, after the job's phases");
     CHECK(GP_PH_STARTUP == GP_NPHASES - 2 && GP_PH_TEARDOWN == GP_NPHASES - 1,
           "startup and teardown, outside the job, are the last rows");
 }
@@ -40,6 +40,7 @@ static void test_words(void)
         {GP_PH_UPLOAD, "upload", "upload", NULL},
         {GP_PH_REDUCE, "reduce", "reduce", "reduce"},
         {GP_PH_INTEGRATE, "integrate", "integrate", NULL},
+        {GP_PH_SCAN, "scan", "scan", "scan"},
         {GP_PH_SORT, "local sort", "local sort", "sort"},
         {GP_PH_EXCHANGE, "rank exchange", "rank exchange", "exchange"},
         {GP_PH_VERIFY, "verify", "verify", NULL},

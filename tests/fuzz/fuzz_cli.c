@@ -11,7 +11,8 @@
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite in either
  *     order with b - a finite (the same words with the --a and --b values swapped are
  *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode
- *     rules, the --out / --force / --no-sort / --argsort / --payload / --x / --dx /
+ *     rules, the --out / --force / --no-sort / --argsort / --payload / --cumsum /
+ *     --cumulative-integral / --x / --dx /
  *     --transport combinations (--transport only in file mode with a sort, one of auto,
  *     shared, mpi), --io one of auto, posix, mpiio (its last value; auto when absent; file
  *     mode only), --json-version 1 or 2 (its last value; 2 when absent; with --json
@@ -100,10 +101,12 @@ static const char *const valued[14] = {"--dataset", "--x", "--dx", "--out", "--p
                                        "--transport", "--io", "--json-version"};
 enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
        V_TRANSPORT, V_IO, V_JSON_VERSION };
-static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
-                                        {"--descending", NULL}, {"--stable", NULL},
-                                        {"--argsort", NULL}, {"--reproducible", NULL},
-                                        {"--quiet", "-q"}, {"--verbose", "-v"}, {NULL, NULL}};
+static const char *const flags[11][2] = {{"--force", NULL},  {"--no-sort", NULL},
+                                         {"--descending", NULL}, {"--stable", NULL},
+                                         {"--argsort", NULL}, {"--reproducible", NULL},
+                                         {"--quiet", "-q"}, {"--verbose", "-v"},
+                                         {"--cumsum", NULL}, {"--cumulative-integral", NULL},
+                                         {NULL, NULL}};
 /* the long options without a slot above */
 static const char *const others[4] = {"--progress", "--no-progress", "--help", "--version"};
 enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
@@ -112,8 +115,8 @@ enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
  * is a prefix of (K_VALUED + k, K_FLAG + k, K_OTHER + k); K_NONE when none or several. */
 static int resolve(const char *name, size_t len)
 {
-    const char *all[14 + 8 + 4];
-    int code[14 + 8 + 4], n = 0;
+    const char *all[14 + 10 + 4];
+    int code[14 + 10 + 4], n = 0;
     for (int k = 0; k < 14; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
     for (int k = 0; flags[k][0]; k++) all[n] = flags[k][0], code[n++] = K_FLAG + k;
     for (int k = 0; k < 4; k++) all[n] = others[k], code[n++] = K_OTHER + k;
@@ -299,7 +302,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   o.transport == GP_TRANSPORT_OPT_MPI, "transport %d", (int)o.transport);
         CHECK(o.io == GP_IO_AUTO || o.io == GP_IO_POSIX || o.io == GP_IO_MPIIO, "io %d", (int)o.io);
         const int fv[] = {o.force, o.no_sort, o.descending, o.stable, o.argsort,
-                          o.reproducible, o.quiet, o.verbose, o.function_mode};
+                          o.reproducible, o.quiet, o.verbose, o.function_mode, o.cumsum,
+                          o.cumint};
         for (size_t k = 0; k < sizeof fv / sizeof fv[0]; k++)
             CHECK(fv[k] == 0 || fv[k] == 1, "flag %zu is %d", k, fv[k]);
         const char *strs[] = {o.file, o.dataset, o.xdataset, o.out, o.json, o.payload};
@@ -315,8 +319,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int k = 0; k <= V_JSON; k++)
             if (k != V_DX) CHECK(mv[k] == m.val[k], "%s: not its last value", valued[k]);
         const int *fl[] = {&o.force, &o.no_sort, &o.descending, &o.stable, &o.argsort,
-                           &o.reproducible, &o.quiet, &o.verbose};
-        for (int k = 0; k < 8; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
+                           &o.reproducible, &o.quiet, &o.verbose, &o.cumsum, &o.cumint};
+        for (int k = 0; k < 10; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
         CHECK(o.progress == m.progress, "progress %d, want %d", o.progress, m.progress);
         CHECK(o.function_mode == (m.val[V_FUNCTION] != NULL), "function mode %d", o.function_mode);
         CHECK(m.npositional == (o.function_mode ? 0 : 1) && o.file == (o.function_mode ? NULL : m.file),
@@ -354,17 +358,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (m.val[V_A] && m.val[V_B]) swapped_bounds_accepted(argc, argv, &m, &o);
             CHECK(o.n > 0 && o.n <= ((int64_t)1 << 53), "n %lld", (long long)o.n);
             CHECK(o.dx == 1.0, "dx %g in function mode", o.dx);
-            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible,
-                  "sort options in function mode");
+            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible &&
+                      !o.cumsum && !o.cumint,
+                  "sort or scan options in function mode");
         } else {
             CHECK(o.file != NULL, "file mode without a file");
             CHECK(isfinite(o.dx) && o.dx != 0.0, "dx %g", o.dx);
             CHECK(o.n == 1000000 && o.a == 0.0 && o.b == 1.0, "function options in file mode");
             CHECK(!(o.xdataset && o.dx != 1.0), "--x with --dx %g", o.dx);
-            CHECK(!(o.out && o.no_sort), "--out with --no-sort");
+            CHECK(!(o.out && o.no_sort && !o.cumsum && !o.cumint),
+                  "--out with --no-sort and no scan");
             CHECK(!(o.no_sort && (o.descending || o.stable || o.argsort || o.payload)),
                   "sort options with --no-sort");
-            CHECK(!((o.argsort || o.payload) && !o.out), "--argsort/--payload without --out");
+            CHECK(!((o.argsort || o.payload || o.cumsum || o.cumint) && !o.out),
+                  "--argsort/--payload/--cumsum/--cumulative-integral without --out");
             CHECK(!(o.force && !o.out), "--force without --out");
             CHECK(o.file[0] != '-' || o.file[1] == '\0', "file %s looks like an option", o.file);
         }
