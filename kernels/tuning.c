@@ -18,6 +18,7 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->stats_unroll, "GPUPRIM_STATS_UNROLL"},   {&e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT"},
         {&e->xchg_piece, "GPUPRIM_EXCHANGE_PIECE_BYTES"}, {&e->xchg_stage, "GPUPRIM_EXCHANGE_STAGE"},
         {&e->xchg_node_ranks, "GPUPRIM_EXCHANGE_NODE_RANKS"},
+        {&e->inflate_threads, "GPUPRIM_INFLATE_THREADS"}, {&e->direct_chunks, "GPUPRIM_DIRECT_CHUNKS"},
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) *vars[i].field = getenv(vars[i].name);
 }
@@ -80,6 +81,9 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
     t->xchg_stage = e->xchg_stage && strcmp(e->xchg_stage, "1") == 0;
     const long long k = positive_strict(e->xchg_node_ranks);
     t->xchg_node_ranks = k > INT_MAX ? 0 : (int)k;
+    const long long th = positive_strict(e->inflate_threads);
+    t->inflate_threads = th > 1024 ? 1024 : (int)th;
+    t->direct_chunks = !(e->direct_chunks && strcmp(e->direct_chunks, "0") == 0);
 }
 
 static gp_tuning g_tuning;

@@ -14,6 +14,11 @@
  *   GPUPRIM_EXCHANGE_STAGE=1         stage through host pieces also where MPI could take the
  *                                    memory itself (a test knob)
  *   GPUPRIM_EXCHANGE_NODE_RANKS=<k>  count a node's ranks as nodes of k ranks (a test knob)
+ * and the input's (io/h5_chunks.c, through gpuprim_mpi's gp_h5_set_chunk_reads):
+ *   GPUPRIM_INFLATE_THREADS=<n>      threads that decode a rank's chunks (up to 1024; default:
+ *                                    its share of the node's cores)
+ *   GPUPRIM_DIRECT_CHUNKS=0          read chunked datasets with H5Dread, as before the direct
+ *                                    chunk path (a test and comparison knob)
  *
  * Private to the library and its tests and benchmarks (not installed). */
 #ifndef GP_TUNING_H
@@ -31,6 +36,7 @@ typedef struct gp_tuning_env {
     const char *sort_smem, *sort_graph, *sort_wide, *sort_wide_from, *stats_unroll;
     const char *mem_limit;
     const char *xchg_piece, *xchg_stage, *xchg_node_ranks;
+    const char *inflate_threads, *direct_chunks;
 } gp_tuning_env;
 
 /* The decided knobs. 0 in a field means "the built-in default" unless it says otherwise. */
@@ -46,6 +52,8 @@ typedef struct gp_tuning {
     int64_t xchg_piece;        /* a positive byte count up to 2^30 (larger ones: 2^30), or 0 */
     int xchg_stage;            /* 1 for "1", else 0 */
     int xchg_node_ranks;       /* a positive count up to INT_MAX, or 0 */
+    int inflate_threads;       /* a positive count up to 1024 (larger ones: 1024), or 0 */
+    int direct_chunks;         /* 1 (default) or 0 for "0" */
 } gp_tuning;
 
 /* Fills *e from the process's environment. */

@@ -104,6 +104,9 @@ int gp_ph_stats_chunked(gp_job *j)
     if (!err && xdata) err = gp_open_reader(j, j->o->xdataset, GP_F64, &rx);
     stats_stack st;
     st.top = 0;
+    /* the direct chunk path decodes across the device chunks' bounds, each file chunk once */
+    if (!err) gp_h5_reader_expect(ry, j->off, j->cnt);
+    if (!err && xdata) gp_h5_reader_expect(rx, j->off, j->cnt);
     for (int64_t k = 0; !err && k < j->nchunks; k++) {
         const int64_t lo = k * j->chunk < j->cnt ? k * j->chunk : j->cnt; /* k * chunk < m + chunk */
         const int64_t ck = j->cnt - lo < j->chunk ? j->cnt - lo : j->chunk;

@@ -41,6 +41,11 @@ int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t mos
  * CUDA; job_release frees them). Returns 0 or GP_EXIT_DEVICE with j->msg set. */
 int gp_pieces_alloc(gp_job *j, int64_t span);
 
+/* How this process reads chunked input (gp_h5_set_chunk_reads): the direct chunk path unless
+ * GPUPRIM_DIRECT_CHUNKS=0, with GPUPRIM_INFLATE_THREADS threads per rank, else the rank's
+ * share of its node's cores among its node_ranks ranks (the tuning record's knobs). */
+void gp_set_chunk_reads(int node_ranks);
+
 /* Opens a reader of dataset (NULL: the input's) as type `as`, books the time in the read
  * row. Collective (agreed). */
 int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r);
@@ -48,7 +53,9 @@ int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r
 /* Reads [off, off + cnt) through reader r (sz bytes per element) into dev[0, cnt) of the
  * backend's memory: on the CPU backend straight into it, else through the two pinned
  * pieces of j->x, each piece's upload (be->upload_async) running while the next piece is
- * read. m is the largest shard or chunk (the same on every rank, so that every rank makes
+ * read. A chunked input read by the direct chunk path is told the range first
+ * (gp_h5_reader_expect, unless the caller told it a range that covers this one): its pool
+ * decodes the chunks of the next pieces while a piece uploads. m is the largest shard or chunk (the same on every rank, so that every rank makes
  * the same number of calls, as the mpiio driver's collective ones need). `progress`: the
  * upload phase starts a progress line when the reads end. Books the read time in the read
  * row and the final wait for the uploads in the upload row. A failed upload does not stop
