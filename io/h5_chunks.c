@@ -164,7 +164,7 @@ static gp_ck_slot *slot_get(gp_ck_reader *ck)
 /* Waits for s (if queued) and keeps it for reuse. */
 static void slot_put(gp_ck_reader *ck, gp_ck_slot *s)
 {
-    if (s->task.done == 0) gp_h5io_pool_wait(ck->pool, &s->task);
+    gp_h5io_pool_wait(ck->pool, &s->task); /* (done at once for a chunk never queued) */
     if (ck->nspare == ck->capspare) {
         const int cap = ck->capspare ? 2 * ck->capspare : 16;
         gp_ck_slot **p = realloc(ck->spare, sizeof *p * (size_t)cap);
@@ -349,7 +349,7 @@ static void chunk_failed(const gp_ck_reader *ck, const gp_ck_slot *s, gp_err *e)
  * with e set. */
 static int settle(gp_ck_reader *ck, gp_ck_slot *s, gp_err *e)
 {
-    if (s->task.done == 0) gp_h5io_pool_wait(ck->pool, &s->task);
+    gp_h5io_pool_wait(ck->pool, &s->task);
     if (s->err) {
         chunk_failed(ck, s, e);
         return -1;

@@ -125,6 +125,7 @@ void gp_h5io_pool_submit(gp_pool *p, gp_pool_task *t)
 
 void gp_h5io_pool_wait(gp_pool *p, gp_pool_task *t)
 {
+    if (!p) return;
     pthread_mutex_lock(&p->mu);
     while (!t->done) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);

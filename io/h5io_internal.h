@@ -288,7 +288,8 @@ gp_pool *gp_h5io_pool_create(int nthreads, gp_pool_fn fn, void *arg, char *why, 
 int gp_h5io_pool_threads(const gp_pool *p);
 /* Queues t (first in, first out). Never fails. */
 void gp_h5io_pool_submit(gp_pool *p, gp_pool_task *t);
-/* Waits until t (submitted) has run. */
+/* Waits until t has run (or was dropped); at once when t->done was set before t was ever
+ * submitted. NULL-safe. */
 void gp_h5io_pool_wait(gp_pool *p, gp_pool_task *t);
 /* Drops the queued tasks (done = -1) and waits for the running ones. NULL-safe. */
 void gp_h5io_pool_drain(gp_pool *p);
