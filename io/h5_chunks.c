@@ -85,7 +85,8 @@ static int holds(const gp_ck_reader *ck, const gp_ck_slot *s, int64_t a, int64_t
 
 /* Copies the elements of decoded chunk s (ck->msz bytes each, the chunk's row-major layout)
  * that lie in [a, b) to dst (element 0 of dst: flattened index a). Runs along the last
- * dimensions: the trailing dimensions a chunk spans whole merge into one run. */
+ * dimensions (the trailing dimensions a chunk spans whole merge into one run), from the run
+ * that holds the chunk's first element at or after a to the last one before b. */
 static void scatter(const gp_ck_reader *ck, const gp_ck_slot *s, int64_t a, int64_t b,
                     unsigned char *dst)
 {
@@ -96,8 +97,11 @@ static void scatter(const gp_ck_reader *ck, const gp_ck_slot *s, int64_t a, int6
         k--;
     }
     const int64_t run = (int64_t)(s->hi[k] - s->lo[k]) * inner;
+    const int64_t x = box_next(ck, s->lo, s->hi, a); /* the first run: the one holding x */
+    if (x < 0 || x >= b) return;
     hsize_t t[GP_H5_MAXDIMS]; /* the run's coordinates before dimension k */
-    memcpy(t, s->lo, sizeof(hsize_t) * (size_t)ck->nd);
+    for (int i = 0; i < k; i++) t[i] = (hsize_t)(x / ck->dstride[i]) % ck->dims[i];
+    t[k] = s->lo[k];
     for (;;) {
         int64_t f = 0, src = 0;
         for (int i = 0; i <= k; i++) {
