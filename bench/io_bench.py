@@ -1019,8 +1019,10 @@ def parse_args(argv):
                                 'pwrite) and the peers (h5py + numpy / torch); bench/README.md')
     p.add_argument('--bin', default=os.path.join(repo, 'build'),
                    help='folder of gpuprim_mpi and gpuprim_gen (default: REPO/build)')
-    p.add_argument('--mpirun', default='sh ' + os.path.join(repo, 'tests', 'mpirun.sh'),
-                   help='MPI launcher command, split at blanks (default: tests/mpirun.sh)')
+    p.add_argument('--mpirun', default='sh ' + os.path.join(repo, 'tests', 'mpirun.sh') +
+                   ' --bind-to none', help='MPI launcher command, split at blanks (default: '
+                   'tests/mpirun.sh --bind-to none: Open MPI would bind 1 or 2 ranks to one core '
+                   'each, and a rank inflates compressed chunks with all the cores it may use)')
     p.add_argument('--work', help='folder for the files (default: a new temporary folder)')
     p.add_argument('--input', help='use this HDF5 file instead of generating one')
     p.add_argument('--dataset', help='dataset of --input (default: its one numeric dataset)')
