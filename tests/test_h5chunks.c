@@ -11,13 +11,13 @@
  * gp_h5_reader_expect, and in pieces without it: the bytes must equal the reference's.
  * The datasets another filter or a user block sends through H5Dread must not take the
  * direct path and must read the same. A damaged chunk must fail the read on every rank with
- * GP_IO_EREAD and one message naming the file, the dataset and the chunk's offset. The
- * GP_h5 pread test hook fails the posix driver's chunk reads. Plain checks of HDF5's
- * Fletcher-32 and of the threads' share come first. Prints one line per check and
- * "N passed, N failed" last; exit 0 only if every check passed.
+ * GP_IO_EREAD and one message naming the file, the dataset and the chunk's offset. The pread
+ * test hook (gp_h5_set_faults) fails the posix driver's chunk reads, as an I/O error in a
+ * decoding thread. Plain checks of HDF5's Fletcher-32 and of the threads' share come first.
+ * Prints one line per check and "N passed, N failed" last; exit 0 only if every check
+ * passed.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,39 +27,11 @@
 
 #include "gpuprim/h5io.h"
 #include "h5io_internal.h"
+#include "test_mpi_check.h"
 
 #define MSG 2048
 
-static MPI_Comm W;
-static int rank, nranks, npass, nfail;
 static gp_io_mode g_io = GP_IO_POSIX;
-
-/* Collective: passes when ok on every rank; rank 0 prints the verdict. */
-static int check(int ok, const char *fmt, ...)
-{
-    int all = 0;
-    char what[700];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, W);
-    if (rank == 0 && (!all || getenv("GP_TEST_VERBOSE"))) printf("%s - %s\n", all ? "ok" : "FAIL", what);
-    if (all) npass++;
-    else nfail++;
-    return all;
-}
-
-/* A local detail of a failing check. */
-static void why(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "  rank %d: ", rank);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-}
 
 /* ---- plain checks ---------------------------------------------------------------------- */
 
@@ -250,17 +222,6 @@ static void check_hdf5(const item *it, const gp_h5_input *in, const void *ref)
           g_io == GP_IO_MPIIO ? "mpiio" : "hdf5");
 }
 
-/* 1 when every rank holds the same rc and message. */
-static int same_everywhere(int rc, const char *msg)
-{
-    uint64_t h = 1469598103934665603ull, lo = 0, hi = 0;
-    for (const char *p = msg; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h ^= (uint64_t)(unsigned)rc << 1;
-    MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, W);
-    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, W);
-    return lo == hi;
-}
-
 /* A damaged chunk: the whole read fails on every rank with its offset named, also with the
  * reads in pieces on each rank's own shard (the rank that meets it fails). */
 static void check_bad(const item *it, const gp_h5_input *in)
@@ -275,7 +236,7 @@ static void check_bad(const item *it, const gp_h5_input *in)
     if (!ok) why("%s %s: rc %d, message \"%s\", want \"%s\" and \"%s\"", it->file, it->dset, rc,
                  msg, want, it->word);
     const int same = same_everywhere(rc, msg);
-    if (rank == 0 && getenv("GP_TEST_VERBOSE")) printf("   message: %s\n", msg);
+    if (rank == 0) printf("   message: %s\n", msg);
     free(buf);
     check(ok && same, "%s %s: a damaged chunk fails the read, its offset %s named%s", it->file,
           it->dset, it->offset, same ? "" : ", NOT the same on all ranks");
