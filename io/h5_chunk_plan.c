@@ -209,6 +209,7 @@ static int plan_layout(gp_ck_reader *ck, hid_t dcpl)
         if (i > 0) ck->per_row *= (int64_t)ck->nck[i];
     }
     ck->mbytes = (size_t)ck->celems * (fsz > ck->msz ? fsz : ck->msz);
+    if ((int64_t)ck->mbytes > GP_CK_AHEAD_BYTES) return -1; /* chunks of over 1 GiB decoded */
     if (gp_h5io_pipe_plan(dcpl, (size_t)ck->celems * fsz, &ck->pipe, why, sizeof why) != 0)
         return -1;
     /* one chunk row of an N-D dataset stays decoded while its rows are read */
