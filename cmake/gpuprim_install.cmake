@@ -6,6 +6,7 @@
 #       the imported target gpuprim::gpuprim with its MPI, HDF5, threads, libdeflate or zlib
 #       (and, in a CUDA build, CUDA::cudart_static) usage requirements found again
 #   lib/pkgconfig/gpuprim.pc: cc app.c $(pkg-config --cflags --libs gpuprim)
+#   share/man/man1/gpuprim_mpi.1, gpuprim_gen.1: the man pages (roff sources in docs/man/)
 # Included from the top-level CMakeLists.txt after the targets are defined.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -25,6 +26,11 @@ install(FILES
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/kernels.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuprim)
 install(EXPORT gpuprimTargets NAMESPACE gpuprim:: DESTINATION ${GPUPRIM_CMAKE_DIR})
+# the man pages: roff written by hand beside docs/gpuprim_mpi.md (tests/cli_output.py keeps
+# the two and --help in step), so installing them needs no tool
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/gpuprim_mpi.1
+              ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/gpuprim_gen.1
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 # ---- CMake package -------------------------------------------------------------------
 # where this build found the CUDA toolkit: a hint for consumers' find_dependency(CUDAToolkit)
@@ -130,6 +136,14 @@ if(GPUPRIM_HAVE_LIBDEFLATE)
   endif()
 elseif(GPUPRIM_HAVE_ZLIB)
   string(APPEND GPUPRIM_PC_LIBS " -lz")
+endif()
+if(GPUPRIM_HAVE_LZF)
+  # liblzf (io/h5_lzf.c's LZF filter), by name; its folder too unless the linker searches it
+  get_filename_component(_pc_lzf_dir "${GPUPRIM_LZF_LIBRARY}" DIRECTORY)
+  if(NOT _pc_lzf_dir IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND GPUPRIM_PC_LIBS " -L${_pc_lzf_dir}")
+  endif()
+  string(APPEND GPUPRIM_PC_LIBS " -llzf")
 endif()
 string(APPEND GPUPRIM_PC_LIBS " -pthread -lm")
 # relocatable: the prefix is found from the .pc file's own folder

@@ -2,13 +2,14 @@
 # run_node.sh — gpuprim_mpi on one node (no batch system needed): one MPI rank per GPU.
 #
 # usage: jobs/run_node.sh [-n RANKS] [--dry-run] [--] [gpuprim_mpi options] FILE.h5
-#        jobs/run_node.sh --usage
+#        jobs/run_node.sh -h | --help | --usage
 #
-#   -n RANKS, --ranks RANKS  number of ranks (also NP=RANKS in the environment)
+#   -n RANKS, --ranks RANKS  number of ranks, 1 or more (also NP=RANKS in the environment)
 #   --dry-run                print the launch command instead of running it
-#   --usage                  print this text
+#   -h, --help, --usage      print this text (gpuprim_mpi's own: jobs/run_node.sh -- --help)
 # Everything else (from the first argument that is none of these, or after --) goes to
 # gpuprim_mpi unchanged, e.g. jobs/run_node.sh data.h5 --verbose --json r.json
+# With nothing for gpuprim_mpi, this text goes to stderr and the exit status is 2.
 #
 # Number of ranks, the first that applies:
 #   1. -n / NP;
@@ -16,8 +17,8 @@
 #   3. nvidia-smi -L: one rank per line "GPU <i>: ..." (a GPU split into MIG instances counts
 #      once, since a CUDA process uses one MIG instance);
 #   4. no GPU found: one rank per CPU core (nproc), for the CPU backend.
-# Each rank then takes device (node-local rank mod visible GPUs), see README "How GPUs are
-# chosen".
+# Each rank then takes device (node-local rank mod visible GPUs), see docs/cluster.md, "How
+# GPUs are chosen".
 #
 # Launcher: $MPIRUN, else mpirun on PATH (Open MPI). Added only when needed:
 #   --allow-run-as-root  when running as root;
@@ -28,7 +29,7 @@
 #                        cores (more ranks are bound to their socket, which leaves them its
 #                        cores).
 # Program: $GPUPRIM_BIN, else build/gpuprim_mpi of this repository, else gpuprim_mpi on PATH.
-# Exit status: gpuprim_mpi's (see gpuprim_mpi --help), 2 for a bad -n.
+# Exit status: gpuprim_mpi's (see gpuprim_mpi --help); 2 for a bad -n or no arguments.
 set -eu
 
 usage() { sed -n '2,/^set -eu/p' "$0" | sed -e '/^set -eu/d' -e 's/^# \{0,1\}//'; }
@@ -41,11 +42,16 @@ while [ $# -gt 0 ]; do
       [ $# -ge 2 ] || { echo "run_node.sh: $1 needs a value" >&2; exit 2; }
       np=$2; shift 2 ;;
     --dry-run) dry=1; shift ;;
-    --usage) usage; exit 0 ;;
+    -h | --help | --usage) usage; exit 0 ;;
     --) shift; break ;;
     *) break ;;
   esac
 done
+if [ $# -eq 0 ]; then
+  usage >&2
+  echo "run_node.sh: nothing to run: give gpuprim_mpi's arguments, at least an input file" >&2
+  exit 2
+fi
 
 # GPUs: CUDA_VISIBLE_DEVICES entries, else nvidia-smi's GPU lines
 gpus=0
@@ -68,8 +74,12 @@ if [ -z "$np" ]; then
   fi
 fi
 case $np in
-  ''|*[!0-9]*|0) echo "run_node.sh: bad number of ranks '$np'" >&2; exit 2 ;;
+  '' | *[!0-9]*) echo "run_node.sh: bad number of ranks '$np' (a whole number, 1 or more)" >&2; exit 2 ;;
 esac
+if [ "$np" -eq 0 ]; then
+  echo "run_node.sh: 0 ranks would start no process: give 1 or more, or leave -n and NP out for one rank per GPU (one per core without a GPU)" >&2
+  exit 2
+fi
 
 # slots Open MPI gives without a hostfile: physical cores (or the Slurm allocation's tasks)
 if [ -n "${SLURM_NTASKS:-}" ]; then

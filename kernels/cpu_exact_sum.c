@@ -1,11 +1,12 @@
 /* cpu_exact_sum.c — the CPU twin of the exact sums (gp_backend.exact_sum) and the host
- * functions of the Kulisch accumulator. gpuprim/exact_sum.h documents every public function; like
- * cpu_backend.c the code favours plain, deterministic loops (one thread, fixed order).
+ * functions of the Kulisch accumulator. gpuprim/exact_sum.h documents every public function;
+ * like the other CPU twins the code favours plain, deterministic loops (one thread, fixed
+ * order).
  *
- * Errors: the twins record a one-line message through gp_cpu_fail (cpu_backend.c), so
+ * Errors: the twins record a one-line message through gp_cpu_fail (cpu_common.c), so
  * gp_backend_cpu()->last_error() and gp_cpu_last_error() both return it.
  */
-#include "cpu_sort.h"
+#include "cpu_common.h"
 #include "gpuprim/exact_sum.h"
 #include "cpu_twins.h"
 #include "keys.h"
@@ -14,15 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- error reporting ------------------------------------------------------------------ */
-
-/* Failures are recorded by cpu_backend.c's gp_cpu_fail, so the CPU table's last_error()
- * reports them like those of the other twins. */
-#define SUM_FAIL(code, ...) gp_cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
-
-/* The one-line message of the last failure of a CPU twin ("" when none). */
-const char *gp_cpu_last_error(void) { return gp_backend_cpu()->last_error(); }
 
 /* ---- the Kulisch accumulator --------------------------------------------------------------- */
 
@@ -221,12 +213,12 @@ static void sa_add_range(gp_dtype t, const void *y, int64_t i0, int64_t i1, unsi
 int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc)
 {
-    if (gp_dtype_size(t) == 0) return SUM_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return SUM_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !y) return SUM_FAIL(GP_EINVAL, "y is NULL with n = %lld", (long long)n);
-    if (!acc) return SUM_FAIL(GP_EINVAL, "acc is NULL");
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !y) return CPU_FAIL(GP_EINVAL, "y is NULL with n = %lld", (long long)n);
+    if (!acc) return CPU_FAIL(GP_EINVAL, "acc is NULL");
     if (what != GP_SA_VALUES && what != GP_SA_SQUARES)
-        return SUM_FAIL(GP_EINVAL, "what = 0x%x, not GP_SA_VALUES or GP_SA_SQUARES", what);
+        return CPU_FAIL(GP_EINVAL, "what = 0x%x, not GP_SA_VALUES or GP_SA_SQUARES", what);
     gp_superacc a;
     gp_superacc_zero(&a);
     for (int64_t c = 0; c < n; c += SA_RENORM_EVERY) {

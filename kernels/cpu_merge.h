@@ -1,8 +1,8 @@
 /* cpu_merge.h — the loops of the CPU twins' merge-split (gp_cpu_merge_split in
- * kernels/cpu_sort.c, for keys alone and for key + value pairs). Internal.
+ * kernels/cpu_merge.c, for keys alone and for key + value pairs). Internal.
  *
  * A merge-split writes merged[r0, r0 + cnt) of two ascending runs lo and hi. The output is
- * cut into four segments of equal length at merge-path splits (gp_cpu_merge_cuts: segment s
+ * cut into four segments of equal length at merge-path splits (merge_cuts of cpu_merge.c: segment s
  * merges lo[I[s], I[s+1]) with hi[J[s], J[s+1]) into out[I[s] + J[s] - r0 ...)), and the four
  * segments advance together, one step of each per loop iteration: four independent chains
  * of loads and compares, where a single two-finger merge waits on every step's compare
@@ -63,14 +63,5 @@
         GP_MERGE_RUN1(a2_, b2_, (I)[3], (J)[3], STEP, TAIL);                                 \
         GP_MERGE_RUN1(a3_, b3_, (I)[4], (J)[4], STEP, TAIL);                                 \
     } while (0)
-
-/* The cuts of merged[r0, r0 + cnt) of lo (nlo) and hi (nhi) into four segments of equal
- * length (the last takes the remainder): I[s] / J[s] = the elements of lo / hi among
- * merged[0, r0 + s * (cnt / 4)), s = 0..3, and I[4] / J[4] at r0 + cnt, by
- * gp_cpu_merge_path (the order of merge_split_keys, or with vals and stable != 0 that of
- * merge_split_pairs). The arguments are those of a valid merge-split (cpu_backend.c). */
-void gp_cpu_merge_cuts(int width, const void *lo, const uint64_t *lv, int64_t nlo,
-                       const void *hi, const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt,
-                       int stable, int64_t I[5], int64_t J[5]);
 
 #endif /* GP_CPU_MERGE_H */

@@ -1,7 +1,7 @@
-/* cpu_sort.c — the CPU backend's one sort, one merge-split and one order-key map, for keys
- * alone and for (key, value) pairs (gp_cpu_sort, gp_cpu_merge_split, gp_cpu_keys in
- * gpuprim/kernels.h; the keys / pairs / ascending / descending twins are wrappers), and its large
- * allocations (cpu_sort.h). Internal to kernels/.
+/* cpu_sort.c — the CPU backend's one sort, for keys alone and for (key, value) pairs
+ * (gp_cpu_sort and gp_cpu_sort_spare, gpuprim/kernels.h; the keys, pairs and element twins
+ * are wrappers), and the checks behind it (cpu_sort.h). The key maps are in cpu_keys.c, the
+ * merge-split in cpu_merge.c. Internal to kernels/.
  *
  * The sort's order. Every sort here is stable and orders a composite key of 11-bit digits:
  * the key (3 or 6 digits), preceded in significance order by nothing else, and followed,
@@ -28,49 +28,15 @@
  * scatters; on the 2-core VM their first touch cost a fraction of 4 KiB pages' under load
  * and twice it on the quiet machine, bench/RESULTS.md) and is freed before the sort returns.
  */
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#include "cpu_common.h"
+#include "cpu_mem.h"
 #include "cpu_sort.h"
-#include "cpu_merge.h"
-#include "keys.h"
-#include "gpuprim/exact_sum.h"
 #include "cpu_twins.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-
-/* ---- large allocations ------------------------------------------------------------------ */
-
-#define HUGE_ALIGN ((size_t)2 << 20)
-
-void *gp_cpu_big_alloc(size_t bytes)
-{
-    if (bytes < GP_CPU_HUGE_MIN) return malloc(bytes ? bytes : 1);
-    if (bytes > SIZE_MAX - HUGE_ALIGN) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    const size_t len = (bytes + HUGE_ALIGN - 1) & ~(HUGE_ALIGN - 1);
-    void *p = NULL;
-    const int rc = posix_memalign(&p, HUGE_ALIGN, len);
-    if (rc != 0) {
-        errno = rc;
-        return NULL;
-    }
-#ifdef MADV_HUGEPAGE
-    (void)madvise(p, len, MADV_HUGEPAGE); /* advice only: ordinary pages where refused */
-#endif
-    return p;
-}
 
 /* ---- the sort ------------------------------------------------------------------------------ */
-
-#if defined(__GNUC__)
-#define RS_INLINE static inline __attribute__((always_inline))
-#else
-#define RS_INLINE static inline
-#endif
 
 #define RS_BITS 11 /* digit width */
 #define RS_SIZE (1 << RS_BITS)
@@ -86,29 +52,6 @@ typedef struct rsort {
     unsigned char *k[2];
     uint64_t *v[2];
 } rsort;
-
-RS_INLINE uint64_t kld(const unsigned char *k, int w, int64_t i)
-{
-    if (w == 4) {
-        uint32_t x;
-        memcpy(&x, k + (size_t)i * 4, 4);
-        return x;
-    }
-    uint64_t x;
-    memcpy(&x, k + (size_t)i * 8, 8);
-    return x;
-}
-
-RS_INLINE void kst(unsigned char *k, int w, int64_t i, uint64_t x)
-{
-    if (w == 4) {
-        const uint32_t y = (uint32_t)x;
-        memcpy(k + (size_t)i * 4, &y, 4);
-    } else {
-        memcpy(k + (size_t)i * 8, &x, 8);
-    }
-}
-
 /* RS_DISPATCH(FN, rs, ...) calls FN(rs, ..., w, hv) with w and hv as constants, so that
  * every always-inline loop below is compiled once per element kind. */
 #define RS_DISPATCH(FN, rs, ...)                                                             \
@@ -123,7 +66,7 @@ RS_INLINE void kst(unsigned char *k, int w, int64_t i, uint64_t x)
     } while (0)
 
 /* Insertion sort of the caller's arrays by the composite (stable). */
-RS_INLINE void insertion_g(const rsort *rs, int64_t n, int w, int hv)
+CPU_INLINE void insertion_g(const rsort *rs, int64_t n, int w, int hv)
 {
     unsigned char *k = rs->k[0];
     uint64_t *v = rs->v[0];
@@ -144,7 +87,7 @@ RS_INLINE void insertion_g(const rsort *rs, int64_t n, int w, int hv)
 
 /* hist[d][b] = elements whose composite digit d is b, for every digit, in one pass over the
  * caller's arrays; returns 1 when value digits are counted and the values do not descend. */
-RS_INLINE int count_g(const rsort *rs, int64_t n, size_t *hist, int w, int hv)
+CPU_INLINE int count_g(const rsort *rs, int64_t n, size_t *hist, int w, int hv)
 {
     (void)hv;
     const unsigned char *k = rs->k[0];
@@ -167,7 +110,7 @@ RS_INLINE int count_g(const rsort *rs, int64_t n, size_t *hist, int w, int hv)
 
 /* The stable scatter of all n elements from buffer `side` to the other by composite digit d:
  * element i goes to position off[its digit]++. */
-RS_INLINE void scatter_g(const rsort *rs, int side, int64_t n, int d, size_t *off, int w, int hv)
+CPU_INLINE void scatter_g(const rsort *rs, int side, int64_t n, int d, size_t *off, int w, int hv)
 {
     const unsigned char *sk = rs->k[side];
     unsigned char *dk = rs->k[!side];
@@ -203,7 +146,7 @@ RS_INLINE void scatter_g(const rsort *rs, int side, int64_t n, int d, size_t *of
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define RS_NT 1
-RS_INLINE void nt_line(void *dst, const void *src, size_t bytes)
+CPU_INLINE void nt_line(void *dst, const void *src, size_t bytes)
 {
     for (size_t o = 0; o < bytes; o += 16)
         _mm_stream_si128((__m128i *)((char *)dst + o),
@@ -212,7 +155,7 @@ RS_INLINE void nt_line(void *dst, const void *src, size_t bytes)
 
 /* Plain stores of bucket b's buffered positions [j, end) (a line it shares with a
  * neighbour), slot (j + a) & M of its line buffer each. */
-RS_INLINE void line_part(unsigned char *dk, uint64_t *dv, const unsigned char *kbuf,
+CPU_INLINE void line_part(unsigned char *dk, uint64_t *dv, const unsigned char *kbuf,
                          const uint64_t *vbuf, size_t b, size_t j, size_t end, size_t a, int w,
                          int hv)
 {
@@ -223,7 +166,7 @@ RS_INLINE void line_part(unsigned char *dk, uint64_t *dv, const unsigned char *k
     }
 }
 
-RS_INLINE void scatter_nt_g(const rsort *rs, int side, int64_t n, int d, size_t *off,
+CPU_INLINE void scatter_nt_g(const rsort *rs, int side, int64_t n, int d, size_t *off,
                             unsigned char *kbuf, uint64_t *vbuf, int w, int hv)
 {
     const unsigned char *sk = rs->k[side];
@@ -379,86 +322,7 @@ int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stab
     return gp_cpu_radix_sort_spare(width, keys, vals, NULL, NULL, n, stable, NULL);
 }
 
-/* Records a failure of a checked entry under the public name `who` (gp_cpu_fail). */
-#define WHO_FAIL(code, ...) gp_cpu_fail((code), who, __FILE__, __LINE__, __VA_ARGS__)
-
-/* ---- order keys ------------------------------------------------------------------------------ */
-
-/* The float maps and the descending flip at width w (gpuprim/kernels.h, keys.h). */
-RS_INLINE uint64_t fkey(uint64_t u, int w)
-{
-    return w == 4 ? gp_key_f32_bits((uint32_t)u) : gp_key_f64_bits(u);
-}
-RS_INLINE uint64_t funkey(uint64_t k, int w)
-{
-    return w == 4 ? gp_unkey_f32_bits((uint32_t)k) : gp_unkey_f64_bits(k);
-}
-RS_INLINE uint64_t dkey(uint64_t k, int w, int isf)
-{
-    return w == 4 ? gp_desc_key32((uint32_t)k, isf) : gp_desc_key64(k, isf);
-}
-
-/* The order key of one element bit pattern u of w bytes (or with inv, the element of key
- * u): isf: a float type, sgn: a signed integer type, desc: descending keys. */
-RS_INLINE uint64_t key_map(uint64_t u, int w, int isf, int sgn, int desc, int inv)
-{
-    const uint64_t sb = (uint64_t)1 << (8 * w - 1);
-    if (!inv) {
-        const uint64_t k = isf ? fkey(u, w) : sgn ? u ^ sb : u;
-        return desc ? dkey(k, w, isf) : k;
-    }
-    const uint64_t k = desc ? dkey(u, w, isf) : u;
-    return isf ? funkey(k, w) : sgn ? k ^ sb : k;
-}
-
-/* The map over n elements with the flags as constants of each instance. */
-#define KEY_LOOP(buf, n, W, ISF, SGN, DESC, INV)                                             \
-    do {                                                                                     \
-        unsigned char *k_ = (unsigned char *)(buf);                                          \
-        for (int64_t i_ = 0; i_ < (n); i_++)                                                 \
-            kst(k_, W, i_, key_map(kld(k_, W, i_), W, ISF, SGN, DESC, INV));                 \
-    } while (0)
-#define KEY_LOOPS(buf, n, W, ISF, SGN, desc, inv)                                            \
-    do {                                                                                     \
-        if (!(desc) && !(inv)) KEY_LOOP(buf, n, W, ISF, SGN, 0, 0);                          \
-        else if (!(desc)) KEY_LOOP(buf, n, W, ISF, SGN, 0, 1);                               \
-        else if (!(inv)) KEY_LOOP(buf, n, W, ISF, SGN, 1, 0);                                \
-        else KEY_LOOP(buf, n, W, ISF, SGN, 1, 1);                                            \
-    } while (0)
-
-int gp_cpu_keys_as(const char *who, gp_dtype t, int descending, int inverse, void *buf,
-                   int64_t n)
-{
-    if (gp_dtype_size(t) == 0) return WHO_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
-    if (n < 0) return WHO_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
-    if (n > 0 && !buf) return WHO_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
-    const int desc = descending != 0, inv = inverse != 0;
-    switch (t) {
-    case GP_F32: KEY_LOOPS(buf, n, 4, 1, 0, desc, inv); break;
-    case GP_I32: KEY_LOOPS(buf, n, 4, 0, 1, desc, inv); break;
-    case GP_U32: KEY_LOOPS(buf, n, 4, 0, 0, desc, inv); break;
-    case GP_F64: KEY_LOOPS(buf, n, 8, 1, 0, desc, inv); break;
-    case GP_I64: KEY_LOOPS(buf, n, 8, 0, 1, desc, inv); break;
-    default: KEY_LOOPS(buf, n, 8, 0, 0, desc, inv); break; /* GP_U64 */
-    }
-    return GP_OK;
-}
-
-int gp_cpu_keys(gp_dtype t, int descending, int inverse, void *buf, int64_t n)
-{
-    return gp_cpu_keys_as(__func__, t, descending, inverse, buf, n);
-}
-
 /* ---- the checked entries ------------------------------------------------------------------- */
-
-/* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty). */
-static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    if (!a || !b || na == 0 || nb == 0) return 0;
-    const uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b;
-    return pa < pb + nb && pb < pa + na;
-}
-
 
 /* The checks and the call behind gp_cpu_sort_as and gp_cpu_sort_spare_as: spare_keys NULL
  * sorts with an allocated scratch (in_spare may then be NULL), else with the spares, which
@@ -474,12 +338,12 @@ static int sort_checked(const char *who, int width, void *keys, uint64_t *vals,
     if ((uint64_t)n > SIZE_MAX / (vals ? 16 : 8))
         return WHO_FAIL(GP_ENOMEM, "n = %lld %s do not fit in memory", (long long)n, what);
     const size_t kb = (size_t)n * (size_t)width, vb = vals ? (size_t)n * 8 : 0;
-    if (ranges_overlap(keys, kb, vals, vb)) return WHO_FAIL(GP_EINVAL, "keys overlap vals");
+    if (gp_cpu_ranges_overlap(keys, kb, vals, vb)) return WHO_FAIL(GP_EINVAL, "keys overlap vals");
     const void *a[4] = {keys, vals, spare_keys, spare_vals};
     const size_t len[4] = {kb, vb, kb, vb};
     for (int i = 0; i < 4 && spare_keys; i++)
         for (int k = i < 2 ? 2 : i + 1; k < 4; k++) /* the spares against all the rest */
-            if (ranges_overlap(a[i], len[i], a[k], len[k]))
+            if (gp_cpu_ranges_overlap(a[i], len[i], a[k], len[k]))
                 return WHO_FAIL(GP_EINVAL, "the keys, values and spares overlap");
     const int rc = gp_cpu_radix_sort_spare(width, keys, vals, spare_keys, spare_vals, n,
                                            stable != 0, in_spare);
@@ -520,154 +384,35 @@ int gp_cpu_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable)
     return gp_cpu_sort_as(__func__, width, keys, vals, n, stable);
 }
 
-/* ---- merge-split ------------------------------------------------------------------------------ */
+/* ---- the twins ------------------------------------------------------------------------------ */
 
-/* One step and the tail of the merge (cpu_merge.h) of lo (lk, lov) and hi (hk, hiv) into
- * (ok, ov) from merged[r0]: ties take lo; by key, or with STABLE by (key, value); the values
- * move only with HV. W, HV, STABLE are constants of each merge_g instance. */
-#define MS_STEP(a, b)                                                                        \
-    do {                                                                                     \
-        const uint64_t ka_ = kld(lk, W, a), kb_ = kld(hk, W, b);                             \
-        const int64_t h_ = STABLE ? (kb_ < ka_) | ((kb_ == ka_) & (hiv[b] < lov[a]))         \
-                                  : kb_ < ka_;                                               \
-        kst(ok, W, (a) + (b) - r0, h_ ? kb_ : ka_);                                          \
-        if (HV) ov[(a) + (b) - r0] = h_ ? hiv[b] : lov[a];                                   \
-        (a) += 1 - h_;                                                                       \
-        (b) += h_;                                                                           \
-    } while (0)
-#define MS_TAIL(a, b, ie, je)                                                                \
-    do {                                                                                     \
-        const int from_lo_ = (a) < (ie);                                                    \
-        const size_t n_ = (size_t)(((ie) - (a)) + ((je) - (b)));                             \
-        memcpy(ok + (size_t)((a) + (b) - r0) * W,                                           \
-               from_lo_ ? lk + (size_t)(a) * W : hk + (size_t)(b) * W, n_ * W);             \
-        if (HV) memcpy(ov + ((a) + (b) - r0), from_lo_ ? lov + (a) : hiv + (b), n_ * 8);     \
-    } while (0)
-
-/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo and hi: four segments cut at merge-path
- * splits, merged together, branch-free (cpu_merge.h). */
-RS_INLINE void merge_g(const unsigned char *lk, const uint64_t *lov, int64_t nlo,
-                       const unsigned char *hk, const uint64_t *hiv, int64_t nhi, int64_t r0,
-                       int64_t cnt, unsigned char *ok, uint64_t *ov, int W, int HV, int STABLE)
+/* Sorts n unsigned keys ascending in place — the CPU twin of gp_backend.sort_keys.
+ *
+ * width: 4 (keys are uint32_t) or 8 (uint64_t); keys: n keys (host memory; may be NULL
+ * only when n == 0). gp_cpu_sort with no values (above: LSD radix sort, 11-bit
+ * digits, digits on which all keys agree skipped; an n-key scratch buffer).
+ * The result is the unique ascending order (keys carry no payload, so stability does not
+ * matter).
+ * Returns GP_OK, GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0) or GP_ENOMEM. */
+int gp_cpu_sort_keys(int width, void *keys, int64_t n)
 {
-    int64_t I[5], J[5];
-    gp_cpu_merge_cuts(W, lk, lov, nlo, hk, hiv, nhi, r0, cnt, STABLE, I, J);
-    GP_MERGE_RUN4(I, J, MS_STEP, MS_TAIL);
+    return gp_cpu_sort_as(__func__, width, keys, NULL, n, 0);
 }
 
-/* merge_g with its constants: by key (keys alone or pairs) or by (key, value). */
-static void merge_run(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
-                      int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
-                      int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
+/* Sorts n elements of type t ascending in place by their keys — the CPU twin of
+ * gp_backend.sort_values: gp_cpu_to_keys, gp_cpu_sort_keys (radix, above) and
+ * gp_cpu_from_keys in turn. buf: n elements (host memory; NULL only when n == 0).
+ * Returns GP_OK, GP_EINVAL (bad t, n < 0, NULL buf with n > 0) or GP_ENOMEM. */
+int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n)
 {
-#define MERGE_AS(W, HV, ST) merge_g(lk, lov, nlo, hk, hiv, nhi, r0, cnt, ok, ov, W, HV, ST)
-    if (w == 4) {
-        if (!hv) MERGE_AS(4, 0, 0);
-        else if (!stable) MERGE_AS(4, 1, 0);
-        else MERGE_AS(4, 1, 1);
-    } else {
-        if (!hv) MERGE_AS(8, 0, 0);
-        else if (!stable) MERGE_AS(8, 1, 0);
-        else MERGE_AS(8, 1, 1);
-    }
-#undef MERGE_AS
+    if (gp_dtype_size(t) == 0) return CPU_FAIL(GP_EINVAL, "invalid dtype %d", (int)t);
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !buf) return CPU_FAIL(GP_EINVAL, "buf is NULL with n = %lld", (long long)n);
+    int rc = gp_cpu_to_keys(t, buf, n);
+    if (rc == GP_OK) rc = gp_cpu_sort_keys((int)gp_dtype_size(t), buf, n);
+    if (rc == GP_OK) rc = gp_cpu_from_keys(t, buf, n);
+    return rc;
 }
-
-/* The overlap test of a merge-split: the written parts of the outputs against every input
- * and against each other. */
-static int merge_overlaps(size_t w, const void *lk, const uint64_t *lv, int64_t nlo,
-                          const void *hk, const uint64_t *hv, int64_t nhi, int64_t cnt,
-                          const void *ok, const uint64_t *ov)
-{
-    const void *in[4] = {lk, hk, lv, hv};
-    const size_t in_n[4] = {(size_t)nlo * w, (size_t)nhi * w, (size_t)nlo * 8, (size_t)nhi * 8};
-    const size_t ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
-    for (int i = 0; i < 4; i++)
-        if (ranges_overlap(ok, ck, in[i], in_n[i]) || ranges_overlap(ov, cv, in[i], in_n[i]))
-            return 1;
-    return ranges_overlap(ok, ck, ov, cv);
-}
-
-int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
-                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
-                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
-                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout)
-{
-    const int hv = lo_vals || hi_vals || out_vals; /* keys alone when no value array is given */
-    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (nlo < 0 || nhi < 0 || m < 0)
-        return WHO_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (nlo > m || nhi > m)
-        return WHO_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (!nout) return WHO_FAIL(GP_EINVAL, "nout is NULL");
-    const int lo_null = nlo > 0 && (!lo_keys || (hv && !lo_vals));
-    if (lo_null || (nhi > 0 && (!hi_keys || (hv && !hi_vals))))
-        return WHO_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count", lo_null ? "lo" : "hi");
-    const int64_t total = nlo + nhi;
-    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
-    if (cnt > 0 && (!out_keys || (hv && !out_vals))) return WHO_FAIL(GP_EINVAL, "output is NULL");
-    if (merge_overlaps((size_t)width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, cnt,
-                       out_keys, out_vals))
-        return WHO_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
-    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
-    if (cnt > 0)
-        merge_run(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals, nlo,
-                  (const unsigned char *)hi_keys, hi_vals, nhi, keep_upper ? m : 0, cnt,
-                  (unsigned char *)out_keys, out_vals);
-    *nout = cnt;
-    return GP_OK;
-}
-
-int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
-                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
-                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
-                       int64_t *nout)
-{
-    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
-                                 m, keep_upper, stable, out_keys, out_vals, nout);
-}
-
-/* Failures of the wrappers below, recorded like those of the other twins (cpu_backend.c). */
-#define SORT_FAIL(code, ...) gp_cpu_fail((code), __func__, __FILE__, __LINE__, __VA_ARGS__)
-
-/* ---- descending keys -------------------------------------------------------------------- */
-
-/* Descending key of an ascending key: see gpuprim/exact_sum.h. */
-uint64_t gp_key_desc(gp_dtype t, uint64_t key)
-{
-    switch (t) {
-    case GP_F32: return gp_desc_key32((uint32_t)key, 1);
-    case GP_I32: case GP_U32: return gp_desc_key32((uint32_t)key, 0);
-    case GP_F64: return gp_desc_key64(key, 1);
-    case GP_I64: case GP_U64: return gp_desc_key64(key, 0);
-    default: return key;
-    }
-}
-
-/* The inverse of gp_key_desc (the same involution). */
-uint64_t gp_key_undesc(gp_dtype t, uint64_t key) { return gp_key_desc(t, key); }
-
-/* Maps buf[0, n) (type t, host memory) in place to descending keys — the CPU twin of
- * gp_backend.to_keys_desc: gp_key_desc(t, gp_key_of(t, element)) per element, stored as
- * uint32 (4-byte t) or uint64 (8-byte t). Returns GP_OK or GP_EINVAL (bad t, n < 0, NULL
- * buf with n > 0). */
-int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n)
-{
-    return gp_cpu_keys_as(__func__, t, 1, 0, buf, n);
-}
-
-/* Maps n descending keys in buf (uint32 for 4-byte t, uint64 for 8-byte t; host memory) in
- * place back to elements of type t — the CPU twin of gp_backend.from_keys_desc, the inverse
- * of gp_cpu_to_keys_desc (the NaN key becomes the default quiet NaN). Returns GP_OK or
- * GP_EINVAL (bad t, n < 0, NULL buf with n > 0). */
-int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
-{
-    return gp_cpu_keys_as(__func__, t, 1, 1, buf, n);
-}
-
-/* ---- key + value sort ------------------------------------------------------------------- */
 
 /* Sorts n (key, value) pairs ascending in place — the CPU twin of gp_backend.sort_pairs.
  *
@@ -675,34 +420,12 @@ int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n)
  * memory, not overlapping; NULL only when n == 0). stable != 0: ascending (key, value),
  * the unique lexicographic order; stable == 0: ascending key, pairs of equal keys in their
  * input order (this twin's deterministic choice; the CUDA backend's differs).
- * Algorithm: gp_cpu_sort (cpu_sort.c: LSD radix sort, 11-bit digits; digits on which all
+ * Algorithm: gp_cpu_sort (above: LSD radix sort, 11-bit digits; digits on which all
  * pairs agree skipped, and the value's digits when the values already ascend, as input
  * positions do), an n-pair scratch buffer. Returns GP_OK, GP_EINVAL (width not 4/8,
  * n < 0, NULL pointers with n > 0, keys overlapping vals) or GP_ENOMEM. */
 int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable)
 {
-    if (n > 0 && !vals) return SORT_FAIL(GP_EINVAL, "vals is NULL with n = %lld", (long long)n);
+    if (n > 0 && !vals) return CPU_FAIL(GP_EINVAL, "vals is NULL with n = %lld", (long long)n);
     return gp_cpu_sort_as(__func__, width, keys, vals, n, stable);
-}
-
-/* Merge-split of two ascending (key, value) arrays — the CPU twin of
- * gp_backend.merge_split_pairs (meaning: gpuprim/exact_sum.h).
- *
- * width: 4 or 8 (key bytes); lo_keys / lo_vals: nlo pairs, hi_keys / hi_vals: nhi pairs,
- * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
- * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
- * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
- * one). gp_cpu_merge_split (cpu_sort.c): a branch-free forward merge of four segments
- * cut at merge-path splits (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted inputs give an
- * unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width, negative counts,
- * nlo > m or nhi > m, NULL pointers where pairs are read or written, overlap). */
-int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
-                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
-                             int64_t nhi, int64_t m, int keep_upper, int stable,
-                             void *out_keys, uint64_t *out_vals, int64_t *nout)
-{
-    if (!lo_vals && !hi_vals && !out_vals && (nlo > 0 || nhi > 0))
-        return SORT_FAIL(GP_EINVAL, "the value arrays are NULL with a nonzero count");
-    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
-                                 m, keep_upper, stable, out_keys, out_vals, nout);
 }

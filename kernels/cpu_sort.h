@@ -1,6 +1,6 @@
-/* cpu_sort.h — the CPU backend's radix sort, the checked entries behind its one sort,
- * merge-split and key map (gpuprim/kernels.h), and its large allocations. Internal to kernels/
- * (cpu_backend.c, cpu_exact_sum.c, cpu_sort.c).
+/* cpu_sort.h — the CPU backend's radix sort (cpu_sort.c) and the checked entries behind its
+ * one sort, merge-split and key map (gpuprim/kernels.h; cpu_sort.c, cpu_merge.c, cpu_keys.c).
+ * Internal to kernels/.
  *
  * Threading: like the rest of the CPU backend, one calling thread per process.
  */
@@ -12,18 +12,6 @@
 
 #include "gpuprim/kernels.h"
 #include "cpu_twins.h"
-
-/* From this size on, gp_cpu_big_alloc hands out 2 MiB-aligned memory advised for
- * transparent huge pages; smaller requests are plain malloc. */
-#define GP_CPU_HUGE_MIN ((size_t)4 << 20)
-
-/* Memory of `bytes` bytes (0 -> 1) that free() releases: malloc below GP_CPU_HUGE_MIN,
- * else posix_memalign to 2 MiB with madvise(MADV_HUGEPAGE) on the whole 2 MiB pages it
- * covers (the advice is best effort: where it fails, or where transparent huge pages are
- * off, the memory is ordinary). First touch of huge-page memory costs a fraction of that
- * of 4 KiB pages (one fault and one clear per 2 MiB), and scattered accesses to it miss
- * the TLB far less. NULL (errno set) on failure. */
-void *gp_cpu_big_alloc(size_t bytes);
 
 /* Sorts n pairs (keys[i], vals[i]) — or n keys when vals is NULL — ascending in place.
  * width: 4 (uint32_t keys) or 8 (uint64_t); vals: NULL or n uint64_t values (not

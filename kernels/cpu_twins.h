@@ -13,11 +13,11 @@
 extern "C" {
 #endif
 
-/* ---- CPU twins (kernels/cpu_backend.c) -----------------------------------------------------
+/* ---- CPU twins (kernels/cpu_stats_*.c, cpu_trap.c, cpu_keys.c, cpu_sort.c, cpu_merge.c) ----
  * The reference implementations behind gp_backend_cpu(); same meaning as the table. */
 int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
-/* gp_cpu_stats's frozen plain form: the same record bit for bit, never with SIMD (the
- * check of gp_cpu_stats's AVX2 loops, kernels/cpu_backend.c). */
+/* gp_cpu_stats's frozen plain form (kernels/cpu_stats_ref.c): the same record bit for bit,
+ * never with SIMD (the check of gp_cpu_stats's AVX2 loops, kernels/cpu_stats_avx2.c). */
 int gp_cpu_stats_ref(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
 int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stats *io);
 int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
@@ -32,7 +32,8 @@ int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *
 int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
                       int stable, int64_t *split);
-/* One implementation each behind the twins above and below (kernels/cpu_sort.c):
+/* One implementation each behind the twins above and below (kernels/cpu_keys.c, cpu_sort.c,
+ * cpu_merge.c):
  * gp_cpu_keys: buf[0, n) of type t in place to its order keys (inverse = 0) or back
  *   (inverse != 0), ascending keys (descending = 0: to_keys / from_keys) or descending
  *   ones (to_keys_desc / from_keys_desc);
@@ -51,7 +52,8 @@ int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, 
                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
                        int64_t *nout);
-/* Descending keys and pairs (kernels/cpu_sort.c), exact sums (kernels/cpu_exact_sum.c). */
+/* Descending keys and pairs (kernels/cpu_keys.c, cpu_sort.c, cpu_merge.c), exact sums
+ * (kernels/cpu_exact_sum.c). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_sort_pairs(int width, void *keys, uint64_t *vals, int64_t n, int stable);
@@ -61,10 +63,10 @@ int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_
                              void *out_keys, uint64_t *out_vals, int64_t *nout);
 int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc);
-/* Records a one-line failure message "func: message (reason) at file:line" for the CPU
- * backend's last_error() and returns `code` (GP_EINVAL or GP_ENOMEM). For the CPU twins. */
-int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...);
-
+/* Prefix scans (kernels/cpu_scan.c): gp_backend.cumsum and cumint. */
+int gp_cpu_cumsum(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
+int gp_cpu_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t n,
+                  gp_scan_carry *carry, double *out);
 
 #ifdef __cplusplus
 }

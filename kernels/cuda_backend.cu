@@ -1,14 +1,17 @@
 /* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
  * transfers, the error buffer and the cached device properties. The kernels live in
  * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (key maps of either order, the
- * sorts with or without values, merge-split, merge_path) and cuda_exact_sum.cu (exact
- * sums), the sort engine in cuda_bitonic.cuh. Memory, transfers, the device-to-device copy and the
- * inter-process mappings (cudaIpc*) of the rank exchange are here.
+ * sorts with or without values, merge-split, merge_path), cuda_exact_sum.cu (exact
+ * sums) and cuda_scan.cu (prefix scans), the sort engine in cuda_bitonic.cuh. Memory,
+ * transfers, the device-to-device copy and the inter-process mappings (cudaIpc*) of the
+ * rank exchange are here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().
  */
+#include "cuda_init.h"
 #include "cuda_internal.cuh"
+#include "backend_table.h"
 #include "tuning.h"
 #include "gpuprim/exact_sum.h"
 
@@ -299,37 +302,61 @@ static int cuda_mem_info(size_t *free_bytes, size_t *total_bytes)
     return GP_OK;
 }
 
-static const gp_backend g_cuda_backend = {
-    "cuda",
-    cuda_alloc,
-    cuda_free,
-    cuda_host_alloc,
-    cuda_host_free,
-    cuda_upload,
-    cuda_download,
-    gp_cuda_stats,
-    gp_cuda_trap_x,
-    gp_cuda_trap_fn,
-    gp_cuda_to_keys,
-    gp_cuda_from_keys,
-    gp_cuda_sort,
-    gp_cuda_merge_split,
-    cuda_last_error,
-    gp_cuda_exact_sum,
-    cuda_mem_info,
-    cuda_upload_async,
-    cuda_upload_wait,
-    gp_cuda_sort_values,
-    GP_CAP_IPC,
-    cuda_copy,
-    cuda_download_async,
-    cuda_download_wait,
-    gp_cuda_merge_path,
-    cuda_ipc_get,
-    cuda_ipc_open,
-    cuda_ipc_close,
-    cuda_synchronize,
-};
+/* The table, filled entry by entry by name (C++17 has no designated initializers; a
+ * constexpr function keeps the table a compile-time constant, and the compiler checks every
+ * name), in gp_backend's groups. sort_spare stays NULL: the bitonic network sorts in place.
+ * tests/test_backend_table.c checks that every mandatory entry is filled. */
+static constexpr gp_backend cuda_table()
+{
+    gp_backend t{};
+    /* identity and capabilities */
+    t.name = "cuda";
+    t.caps = GP_CAP_IPC;
+    /* device memory */
+    t.alloc = cuda_alloc;
+    t.free = cuda_free;
+    t.host_alloc = cuda_host_alloc;
+    t.host_free = cuda_host_free;
+    t.mem_info = cuda_mem_info;
+    /* transfers */
+    t.upload = cuda_upload;
+    t.download = cuda_download;
+    t.upload_async = cuda_upload_async;
+    t.upload_wait = cuda_upload_wait;
+    t.download_async = cuda_download_async;
+    t.download_wait = cuda_download_wait;
+    t.copy = cuda_copy;
+    t.synchronize = cuda_synchronize;
+    /* statistics and integrals */
+    t.stats = gp_cuda_stats;
+    t.trap_x = gp_cuda_trap_x;
+    t.trap_fn = gp_cuda_trap_fn;
+    t.exact_sum = gp_cuda_exact_sum;
+    /* prefix scans */
+    t.cumsum = gp_cuda_cumsum;
+    t.cumint = gp_cuda_cumint;
+    /* sort and keys */
+    t.to_keys = gp_cuda_to_keys;
+    t.from_keys = gp_cuda_from_keys;
+    t.sort = gp_cuda_sort;
+    t.sort_values = gp_cuda_sort_values;
+    t.sort_spare = nullptr;
+    /* merge: the rank exchange's data plane */
+    t.merge_split = gp_cuda_merge_split;
+    t.merge_path = gp_cuda_merge_path;
+    /* inter-process mapping */
+    t.ipc_get = cuda_ipc_get;
+    t.ipc_open = cuda_ipc_open;
+    t.ipc_close = cuda_ipc_close;
+    /* errors */
+    t.last_error = cuda_last_error;
+    return t;
+}
+static constexpr gp_backend g_cuda_backend = cuda_table();
+
+/* The table itself, without choosing or touching a device (backend_table.h: for the test of
+ * its entries). */
+extern "C" const gp_backend *gp_backend_cuda_table(void) { return &g_cuda_backend; }
 
 /* ---- public entry points (gpuprim/kernels.h) ----------------------------------------------- */
 
@@ -435,4 +462,44 @@ extern "C" int gp_cuda_device_info(int device, char *name, size_t namelen, char 
         snprintf(busid, buslen, "%s", b);
     }
     return GP_OK;
+}
+
+/* ---- the program's start and end (cuda_init.h) ---------------------------------------- */
+
+/* cudaSetDevice + cudaFree(0): the primary context, with every kernel when the modules load
+ * eagerly. The reason of a failure goes to why only: the backend's error buffer belongs to
+ * the thread that uses the backend, and this may run on another. */
+extern "C" int gp_cuda_prepare(int device, char *why, size_t whylen)
+{
+    const char *call = "cudaSetDevice";
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) {
+        call = "cudaFree(0)";
+        e = cudaFree(0);
+    }
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    if (why && whylen > 0)
+        snprintf(why, whylen, "cannot initialise CUDA device %d: %s: %s", device, call,
+                 cudaGetErrorString(e));
+    return -1;
+}
+
+extern "C" int gp_cuda_release(int device)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaDeviceReset();
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return -1;
+}
+
+extern "C" int gp_cuda_teardown(void)
+{
+    int device = -1;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceReset();
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return -1;
 }

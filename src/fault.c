@@ -1,8 +1,11 @@
 /* fault.c — the GPUPRIM_FAULT test hook (fault.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "fault.h"
+#include "tuning.h"
 
+#include <limits.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +15,17 @@
 
 void gp_fault_parse(const char *value, gp_fault *f)
 {
-    char ph[32] = "", kind[16] = "";
-    int r = -1;
+    char rank[24] = "", ph[32] = "", kind[16] = "";
+    int64_t r = -1;
     memset(f, 0, sizeof *f);
     f->rank = -1;
-    if (!value || sscanf(value, "%d:%31[^:]:%15s", &r, ph, kind) < 2) return;
+    const char *colon = value ? strchr(value, ':') : NULL;
+    if (!colon || (size_t)(colon - value) >= sizeof rank) return;
+    memcpy(rank, value, (size_t)(colon - value));
+    if (gp_knob_int(rank, INT_MIN, INT_MAX, &r) != 0) return;
+    if (sscanf(colon + 1, "%31[^:]:%15s", ph, kind) < 1) return;
     f->set = 1;
-    f->rank = r;
+    f->rank = (int)r;
     snprintf(f->phase, sizeof f->phase, "%s", ph);
     f->kill = strcmp(kind, "kill") == 0;
 }

@@ -15,8 +15,9 @@ typedef struct gp_fault {
     int kill;        /* ":kill": SIGKILL instead of a failed call */
 } gp_fault;
 
-/* Parses a GPUPRIM_FAULT value ("RANK:PHASE" or "RANK:PHASE:kill"; NULL or anything else:
- * no fault) into *f. Pure. */
+/* Parses a GPUPRIM_FAULT value ("RANK:PHASE" or "RANK:PHASE:kill", RANK an int by the
+ * integer rule of every knob, gp_knob_int in kernels/tuning.h; NULL or anything else: no
+ * fault) into *f. Pure. */
 void gp_fault_parse(const char *value, gp_fault *f);
 
 /* gp_fault_parse of the environment variable GPUPRIM_FAULT. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "job_internal.h"
+#include "pieces.h"
 #include "progress.h"
 
 /* ---- statistics ------------------------------------------------------------------------ */
@@ -52,15 +53,18 @@ static gp_stats stats_stack_total(const stats_stack *s)
     return r;
 }
 
-/* One chunk of ck elements already on the device (dev, and dx): statistics (+ exact sums,
- * + trap_x), its record pushed onto st. Books reduce and integrate. */
-static int chunk_stats(gp_job *j, int64_t ck, void *dev, double *dx, stats_stack *st)
+/* A piece of the chunked shard already on the device (dev, and dx; pieces.h): its
+ * statistics (+ exact sums, + trap_x), the record pushed onto the stats_stack ctx. Books
+ * reduce and integrate. */
+static int chunk_stats(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t ck,
+                       int first, int last, void *ctx)
 {
     const gp_backend *be = j->be;
     const gp_options *o = j->o;
     int err = 0;
     gp_stats rec = gp_stats_empty();
     double tp = now();
+    (void)goff, (void)first, (void)last;
     BE_CALL("statistics", be->stats(j->dt, dev, ck, GP_STATS_NOHASH, &rec));
     if (o->reproducible) {
         BE_CALL("exact sum", be->exact_sum(j->dt, dev, ck, GP_SA_VALUES, &j->av));
@@ -72,56 +76,21 @@ static int chunk_stats(gp_job *j, int64_t ck, void *dev, double *dx, stats_stack
         BE_CALL("trapezoid rule", be->trap_x(j->dt, dev, dx, ck, &rec));
         j->t[GP_PH_INTEGRATE] += now() - tp;
     }
-    if (!err) stats_stack_push(st, &rec);
+    if (!err) stats_stack_push((stats_stack *)ctx, &rec);
     return err;
 }
 
-/* The statistics pass of a --no-sort job whose shard does not fit: nchunks chunks of
- * `chunk` elements (the same nchunks on every rank: a rank whose shard ends early makes
- * empty reads, as the mpiio driver's reads are collective), each read and uploaded (values,
- * and --x coordinates; gp_read_upload through the job's readers) and reduced (chunk_stats);
- * the chunk records go through a stats_stack into j->local, which then describes the whole
- * shard like one be->stats (+ trap_x) call on it; --reproducible's exact sums are added
- * into j->av / j->aq. The ranks agree on every error after each chunk's read and after its
- * statistics. */
+/* The statistics pass of a --no-sort job whose shard does not fit: the chunks visited in
+ * input order (gp_job_foreach_piece: each read and uploaded, values and --x coordinates),
+ * each reduced (chunk_stats); the chunk records go through a stats_stack into j->local,
+ * which then describes the whole shard like one be->stats (+ trap_x) call on it;
+ * --reproducible's exact sums are added into j->av / j->aq. */
 int gp_ph_stats_chunked(gp_job *j)
 {
-    const gp_backend *be = j->be;
-    const int xdata = j->o->xdataset != NULL;
-    const int64_t cap = j->chunk < j->cnt ? j->chunk : j->cnt; /* buffer elements */
-    void *dev = be->alloc((size_t)cap * j->sz);
-    double *dx = xdata ? be->alloc((size_t)cap * sizeof(double)) : NULL;
-    gp_h5_reader *ry = NULL, *rx = NULL;
-    int err = 0;
-    if (!dev || (xdata && !dx)) {
-        err = GP_EXIT_DEVICE;
-        snprintf(j->msg, j->msglen, "rank %d: cannot allocate a chunk of %lld elements (%.1f MiB) of %s memory: %s",
-                 j->rank, (long long)cap, (double)cap * (double)(j->sz + (xdata ? 8 : 0)) / 1048576.0,
-                 be->name, be->last_error());
-    }
-    err = gp_agree(j->comm, err, j->msg, j->msglen);
-    if (!err) err = gp_open_reader(j, NULL, j->dt, &ry);
-    if (!err && xdata) err = gp_open_reader(j, j->o->xdataset, GP_F64, &rx);
     stats_stack st;
     st.top = 0;
-    /* the direct chunk path decodes across the device chunks' bounds, each file chunk once */
-    if (!err) gp_h5_reader_expect(ry, j->off, j->cnt);
-    if (!err && xdata) gp_h5_reader_expect(rx, j->off, j->cnt);
-    for (int64_t k = 0; !err && k < j->nchunks; k++) {
-        const int64_t lo = k * j->chunk < j->cnt ? k * j->chunk : j->cnt; /* k * chunk < m + chunk */
-        const int64_t ck = j->cnt - lo < j->chunk ? j->cnt - lo : j->chunk;
-        err = gp_read_upload(j, ry, j->sz, j->off + lo, ck, j->chunk, dev, 0);
-        if (!err && xdata) err = gp_read_upload(j, rx, sizeof(double), j->off + lo, ck, j->chunk, dx, 0);
-        if ((err = gp_agree(j->comm, err, j->msg, j->msglen)) != 0) break;
-        if (ck > 0 || (k == 0 && j->cnt == 0)) /* an empty shard: the record of n = 0 */
-            err = chunk_stats(j, ck, dev, dx, &st);
-        err = gp_agree(j->comm, err, j->msg, j->msglen);
-    }
+    const int err = gp_job_foreach_piece(j, j->o->xdataset != NULL, chunk_stats, &st);
     j->local = stats_stack_total(&st);
-    gp_h5_reader_close(ry);
-    gp_h5_reader_close(rx);
-    if (dev) be->free(dev);
-    if (dx) be->free(dx);
     return err;
 }
 

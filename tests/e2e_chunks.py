@@ -21,7 +21,6 @@ every rank count in --nps:
     (GPUPRIM_FAULT=R:pread).
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
 """
-import json
 import os
 import re
 import sys
@@ -32,8 +31,8 @@ import numpy as np
 np.seterr(all="ignore")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import keys, read_dtype  # noqa: E402  (the main e2e test's helpers)
-from e2e_common import (SKIP, arg_parser, check, cuda_missing, fresh_dir, run_gpuprim,  # noqa: E402
-                        summary, test_seed)
+from e2e_common import (SKIP, arg_parser, check, cuda_missing, fresh_dir,  # noqa: E402
+                        read_report, run_gpuprim, summary, test_seed)
 
 KNOBS = ("GPUPRIM_DIRECT_CHUNKS", "GPUPRIM_INFLATE_THREADS", "GPUPRIM_READ_PIECE_BYTES",
          "GPUPRIM_DEVICE_MEM_LIMIT", "GPUPRIM_FAULT")
@@ -112,8 +111,7 @@ def run_sort(args, P, path, dset, out, jpath, **knobs):
                     env=gp_env(**knobs))
     if p.returncode != 0:
         return p, None, None, None
-    with open(jpath) as f:
-        rep = json.load(f)
+    rep = read_report(jpath)
     with h5py.File(out, "r") as f:
         names = [k for k in f if isinstance(f[k], h5py.Dataset)]
         vals = f[[k for k in names if "argsort" not in k][0]][...]
@@ -157,8 +155,7 @@ def check_good(args, P, name, path, dset, work):
                                "--no-progress", "--backend", args.backend],
                      env=gp_env(GPUPRIM_DEVICE_MEM_LIMIT=1 << 20))
     if check(p3.returncode == 0, f"{tag}, device chunks: exit {p3.returncode} {p3.stderr[-300:]}"):
-        with open(jp2) as f:
-            r3 = json.load(f)
+        r3 = read_report(jp2)
         check(all(r3[k] == rep[k] for k in ("count", "nan_count", "min", "max")),
               f"{tag}, statistics in {r3.get('chunks')} device chunks: count, NaN count, min, "
               f"max as unchunked")

@@ -51,6 +51,24 @@ def put_ref(outdir, name, dataset, data):
         f.write("%s %s %d\n" % (dataset, gp, flat.size))
 
 
+def unknown_filter_dataset(f, name, data, chunk):
+    """Creates 1-D dataset NAME in the open h5py file f whose chunks (of `chunk` elements,
+    dividing data's length) need filter 65000, of the private range and registered nowhere:
+    HDF5 reads it as "required filter (name unavailable) is not registered". The filter is
+    optional, so that HDF5 creates the dataset without having it; the chunks go in as they
+    are (write_direct_chunk) with the filter marked as applied."""
+    data = np.ascontiguousarray(data)
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_chunk((chunk,))
+    dcpl.set_filter(65000, h5py.h5z.FLAG_OPTIONAL, ())
+    space = h5py.h5s.create_simple(data.shape)
+    ftype = h5py.h5t.py_create(data.dtype)
+    did = h5py.h5d.create(f.id, name.encode(), ftype, space, dcpl=dcpl)
+    for k in range(0, data.size, chunk):
+        did.write_direct_chunk((k,), data[k:k + chunk].tobytes(), 0)
+    did.close()
+
+
 def specials_f64(rng, n):
     x = rng.standard_normal(n) * 1e3
     idx = rng.choice(n, size=600, replace=False)
@@ -102,6 +120,16 @@ def write_all(outdir, seed):
     with h5py.File(path("f32_2d"), "w") as f:
         f.create_dataset("data", data=x)
     put_ref(outdir, "f32_2d", "/data", x)
+
+    # 2-D float32 with NaN, LZF (h5py's own filter), partial edge chunks; its first 40 rows
+    # a ramp (chunks that compress), the rest random (chunks that LZF does not shrink, stored
+    # as they are)
+    x = rng.standard_normal((301, 77)).astype("<f4")
+    x[:40] = np.arange(40 * 77, dtype="<f4").reshape(40, 77)
+    x[50, 3] = np.nan
+    with h5py.File(path("f32_lzf"), "w") as f:
+        f.create_dataset("data", data=x, chunks=(37, 16), compression="lzf")
+    put_ref(outdir, "f32_lzf", "/data", x)
 
     # int16
     x = rng.integers(-2**15, 2**15, size=1000, dtype=np.int64).astype("<i2")
@@ -227,13 +255,15 @@ def write_all(outdir, seed):
     with open(os.path.join(outdir, "elink.ref"), "wb") as fh:
         fh.write(x.astype("<f8").tobytes())
 
-    # error cases: x/y length mismatch, scalar, a filter the C library lacks (lzf), group
+    # error cases: x/y length mismatch, scalar, a filter no HDF5 has, group; and LZF, which
+    # gpuprim reads (h5py's own filter; io/h5_lzf.c)
     with h5py.File(path("misc_errors"), "w") as f:
         f.create_dataset("x", data=np.linspace(0.0, 1.0, 99))
         f.create_dataset("y", data=np.linspace(0.0, 2.0, 100))
         f.create_dataset("scalar", data=np.int32(7))
         f.create_dataset("lzf", data=np.arange(1000, dtype="<f4"), chunks=(100,),
                          compression="lzf")
+        unknown_filter_dataset(f, "unknown_filter", np.arange(1000, dtype="<f4"), 100)
         f.create_dataset("s", data=b"text")
         f.create_group("grp")
     return written
@@ -257,8 +287,8 @@ def write_badinput(outdir):
     badinput_types.h5 holds /data beside a scalar and a null dataset, a bfloat16
     /other/bf16 (1.5, -2, 0.25, 3) and a long double /other/ld (1, 1/3, 2/3). The other files: badinput_none.h5 (no numeric
     dataset), badinput_several.h5 (three numeric ones, one in a group), badinput_trunc.h5
-    (cut in half), badinput_corrupt.h5 (garbage inside one gzip chunk), badinput_lzf.h5 (a
-    filter the C library lacks) and badinput_text.h5 (not HDF5).
+    (cut in half), badinput_corrupt.h5 (garbage inside one gzip chunk), badinput_filter.h5
+    (a filter no HDF5 has) and badinput_text.h5 (not HDF5).
     """
     written, path = h5_namer(outdir)
 
@@ -377,9 +407,8 @@ def write_badinput(outdir):
         fh.seek(info.byte_offset + 2)
         fh.write(b"\xff" * 64)
 
-    with h5py.File(path("badinput_lzf"), "w") as f:
-        f.create_dataset("data", data=np.arange(1000, dtype="<f4"), chunks=(100,),
-                         compression="lzf")
+    with h5py.File(path("badinput_filter"), "w") as f:
+        unknown_filter_dataset(f, "data", np.arange(1000, dtype="<f4"), 100)
 
     with open(path("badinput_text"), "w") as fh:
         fh.write("this is not HDF5\n")

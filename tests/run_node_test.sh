@@ -1,7 +1,9 @@
 #!/bin/sh
 # run_node_test.sh BUILD_DIR WORK_DIR — jobs/run_node.sh: the rank count from
 # CUDA_VISIBLE_DEVICES, from nvidia-smi -L (a stand-in on PATH) and the one-per-core
-# fallback; -n; the launcher flags; arguments passed through; then real runs on a file.
+# fallback; -n; the launcher flags; arguments passed through; its usage; then real runs on a
+# file. And jobs/gpuprim.sbatch without Slurm: the dry run (GPUPRIM_DRY_RUN=1) and the
+# refusal to run outside a job.
 set -u
 bin=$1 work=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,8 +56,29 @@ if [ "$(id -u)" = 0 ]; then
 else
   ! has "$out" "--allow-run-as-root"; check $? "not root: no --allow-run-as-root"
 fi
-$rn -n 0 x.h5 >/dev/null 2>&1; check $(( $? == 2 ? 0 : 1 )) "-n 0: exit 2"
-$rn -n two x.h5 >/dev/null 2>&1; check $(( $? == 2 ? 0 : 1 )) "-n two: exit 2"
+out=$($rn -n 0 x.h5 2>&1); rc=$?
+[ "$rc" = 2 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && has "$out" "0 ranks would start no process"
+check $? "-n 0: exit 2, one line saying why ($rc: $out)"
+out=$(NP=0 $rn x.h5 2>&1); rc=$?
+[ "$rc" = 2 ] && has "$out" "0 ranks would start no process"; check $? "NP=0: exit 2, says why ($rc: $out)"
+out=$($rn -n two x.h5 2>&1); rc=$?
+[ "$rc" = 2 ] && has "$out" "bad number of ranks 'two'"; check $? "-n two: exit 2 ($rc: $out)"
+
+# its own usage: with no arguments (stderr, exit 2), with -h, --help, --usage (stdout, exit 0);
+# never gpuprim_mpi's help, never a launch; gpuprim_mpi's help after --
+$rn >"$work/noargs.out" 2>"$work/noargs.err"; rc=$?
+[ "$rc" = 2 ] && [ ! -s "$work/noargs.out" ] && grep -q "^usage: jobs/run_node.sh" "$work/noargs.err" &&
+  grep -q "nothing to run" "$work/noargs.err" && ! grep -q -- "--function" "$work/noargs.err"
+check $? "no arguments: its usage on stderr, exit 2, nothing started ($rc)"
+for h in -h --help --usage; do
+  out=$($rn $h 2>&1); rc=$?
+  [ "$rc" = 0 ] && has "$out" "usage: jobs/run_node.sh" && has "$out" "-n RANKS" && ! has "$out" "--function"
+  check $? "$h: its own usage, exit 0 ($rc)"
+done
+out=$($rn -n 2 2>&1); rc=$?
+[ "$rc" = 2 ] && has "$out" "nothing to run"; check $? "-n 2 and nothing for gpuprim_mpi: usage, exit 2 ($rc)"
+out=$(CUDA_VISIBLE_DEVICES=0 $rn --dry-run -- --help 2>/dev/null)
+has "$out" " -np 1 $bin/gpuprim_mpi --help"; check $? "-- --help goes to gpuprim_mpi ($out)"
 out=$(GPUPRIM_BIN="$work/nonexist" $rn -n 1 x.h5 2>&1); rc=$?
 [ "$rc" = 127 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] && has "$out" "not found or not executable"
 check $? "GPUPRIM_BIN missing: one line, exit 127 ($rc: $out)"
@@ -69,6 +92,21 @@ has "$out" "2 ranks, backend cpu" && has "$out" "sorted         yes, verified"
 check $(( rc == 0 && $? == 0 ? 0 : 1 )) "real run, one rank per CUDA_VISIBLE_DEVICES entry (exit $rc)"
 $rn -n 1 "$work/missing.h5" >/dev/null 2>&1
 check $(( $? == 3 ? 0 : 1 )) "gpuprim_mpi's exit code comes back (3: no such file)"
+
+# jobs/gpuprim.sbatch without Slurm: GPUPRIM_DRY_RUN=1 prints the srun line, exit 0
+sb="$here/../jobs/gpuprim.sbatch"
+out=$(cd "$work" && env -u SLURM_JOB_ID GPUPRIM_DRY_RUN=1 bash "$sb" --json "r 1.json" 2>&1); rc=$?
+[ "$rc" = 0 ] && printf '%s\n' "$out" | grep -qxF "srun --mpi=pmix $bin/gpuprim_mpi --verbose --json r\\ 1.json data.h5" &&
+  has "$out" "nothing started" && has "$out" "the input data.h5 does not exist" && has "$out" "--ntasks-per-node=4"
+check $? "gpuprim.sbatch GPUPRIM_DRY_RUN=1: the srun line (arguments quoted), the #SBATCH defaults, the missing input, exit 0 ($rc: $out)"
+out=$(cd "$work" && env -u SLURM_JOB_ID GPUPRIM_DRY_RUN=1 GPUPRIM_INPUT="$work/in.h5" GPUPRIM_OPTS="--quiet --io mpiio" \
+  GPUPRIM_SRUN_MPI=pmi2 bash "$sb" 2>&1); rc=$?
+[ "$rc" = 0 ] && printf '%s\n' "$out" | grep -qxF "srun --mpi=pmi2 $bin/gpuprim_mpi --quiet --io mpiio $work/in.h5" &&
+  ! has "$out" "does not exist"
+check $? "gpuprim.sbatch dry run: GPUPRIM_INPUT, GPUPRIM_OPTS and GPUPRIM_SRUN_MPI in the line ($rc: $out)"
+out=$(cd "$work" && env -u SLURM_JOB_ID bash "$sb" 2>&1); rc=$?
+[ "$rc" = 2 ] && has "$out" "not inside a Slurm job" && has "$out" "GPUPRIM_DRY_RUN=1"
+check $? "gpuprim.sbatch outside Slurm: exit 2, says to submit it or dry-run it ($rc: $out)"
 
 echo "$fails failure(s)"
 [ "$fails" = 0 ]

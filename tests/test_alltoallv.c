@@ -1,4 +1,4 @@
-/* test_alltoallv.c — gp_alltoallv_big (ranks/exchange.c) against the definition.
+/* test_alltoallv.c — gp_alltoallv_big (ranks/bigmsg.c) against the definition.
  *
  * Every rank sends to every rank (itself included) a block whose length and contents are a
  * function of (sender, receiver, round), with element sizes 1, 3, 8 and 24 bytes and piece

@@ -1,16 +1,18 @@
-/* test_bitonic_sim.cu — the bitonic engine's index code (kernels/cuda_bitonic.cuh) run on
- * the CPU: the same plan, schedules, unit positions and register networks as the GPU
- * kernels, every unit of every group in sequence (units of one group are disjoint, so this
- * is exact). Needs nvcc to build, no GPU to run (CTest label cpu). Checks, for keys
- * (uint32, uint64) and (key, uint64 value) pairs (stable or not) over many sizes, tile sizes
- * and distributions (random, few distinct, all equal, sorted, reversed, the largest key =
- * the padding value; keys of the odd-numbered distributions through the GPU executor's
- * split tile sort: half tiles, then the top level alone; keys also with register groups
- * only and with wide groups only above LOGG): the output is the sorted input
- * (std::sort / std::stable_sort), and nothing past n is written. The wide groups (k_wide's
- * two phases, block by block) also directly: every width and kind against the same group
- * as register units. Exit 0 when every check passes, 1 otherwise. */
-#include "cuda_bitonic.cuh"
+/* test_bitonic_sim.cu — the bitonic engine's index code run on the CPU: the same plan,
+ * schedules, unit positions and register networks as the GPU kernels (kernels/
+ * bitonic_index.cuh, and through bitonic_plan.cuh the policies and units below it; not the
+ * kernels or the launch code), every unit of every group in sequence (units of one group
+ * are disjoint, so this is exact). Needs nvcc to build, no GPU to run (CTest label cpu).
+ * Checks, for keys (uint32, uint64) and (key, uint64 value) pairs (stable or not) over many
+ * sizes, tile sizes and distributions (random, few distinct, all equal, sorted, reversed,
+ * the largest key = the padding value; keys of the odd-numbered distributions through the
+ * GPU executor's split tile sort: half tiles, then the top level alone; keys also with
+ * register groups only and with wide groups only above LOGG): the output is the sorted
+ * input (std::sort / std::stable_sort), and nothing past n is written. The wide groups
+ * (k_wide's two phases, block by block) also directly: every width and kind against the
+ * same group as register units. Exit 0 when every check passes, 1 otherwise. */
+#include "bitonic_index.cuh"
+#include "bitonic_plan.cuh"
 
 #include <algorithm>
 #include <cstdio>

@@ -113,13 +113,6 @@ static void test_pieces(void)
     CHECK(gp_job_piece_bytes(1000, GP_IO_POSIX, 1, big) == 1000, "knob 1000 on the CPU");
     CHECK(gp_job_piece_bytes(1000, GP_IO_MPIIO, 0, big) == 1000, "knob 1000, mpiio");
     CHECK(gp_job_piece_bytes(1, GP_IO_POSIX, 0, big) == 8, "knob 1: 8 bytes");
-    /* the knob's value: a positive decimal integer, else 0 (ignored) */
-    CHECK(gp_job_piece_knob("1000") == 1000 && gp_job_piece_knob("268435456") == 268435456,
-          "knob values");
-    const char *bad[] = {NULL, "", "0", "-5", "12MiB", "1e6", " 64", "+64", "0x100",
-                         "99999999999999999999"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        CHECK(gp_job_piece_knob(bad[i]) == 0, "knob '%s' ignored", bad[i] ? bad[i] : "(unset)");
 }
 
 int main(void)

@@ -17,15 +17,95 @@ static gp_tuning parse(gp_tuning_env e)
     return t;
 }
 
+/* The one integer rule (gp_knob_int): an optional '-' and decimal digits, nothing else, in
+ * [lo, hi], without overflow. */
+static void test_knob_int(void)
+{
+    const struct { const char *s; int64_t lo, hi; int ok; int64_t want; } k[] = {
+        {"0", 0, 10, 1, 0},
+        {"7", 0, 10, 1, 7},
+        {"007", 0, 10, 1, 7},                                  /* leading zeros are fine */
+        {"-1", INT64_MIN, INT64_MAX, 1, -1},
+        {"-0", 0, 0, 1, 0},
+        {"10", 0, 10, 1, 10},                                  /* both ends inclusive */
+        {"11", 0, 10, 0, 0},
+        {"-1", 0, 10, 0, 0},
+        {"9223372036854775807", 1, INT64_MAX, 1, INT64_MAX},
+        {"-9223372036854775808", INT64_MIN, 0, 1, INT64_MIN},
+        {"9223372036854775808", 1, INT64_MAX, 0, 0},           /* past int64 */
+        {"-9223372036854775809", INT64_MIN, 0, 0, 0},
+        {"18446744073709551615", INT64_MIN, INT64_MAX, 0, 0},
+        {"18446744073709551616", INT64_MIN, INT64_MAX, 0, 0},  /* past 64 bits */
+        {"99999999999999999999", INT64_MIN, INT64_MAX, 0, 0},
+        {NULL, 0, 10, 0, 0},
+        {"", 0, 10, 0, 0},
+        {"-", INT64_MIN, 10, 0, 0},
+        {"--1", INT64_MIN, 10, 0, 0},
+        {"+1", 0, 10, 0, 0},
+        {" 1", 0, 10, 0, 0},
+        {"1 ", 0, 10, 0, 0},
+        {"1k", 0, 10, 0, 0},
+        {"0x10", 0, 100, 0, 0},
+        {"1e2", 0, 1000, 0, 0},
+        {"1.0", 0, 10, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        int64_t v = 12345;
+        const int rc = gp_knob_int(k[i].s, k[i].lo, k[i].hi, &v);
+        CHECK(k[i].ok ? rc == 0 && v == k[i].want : rc == -1 && v == 12345,
+              "gp_knob_int('%s', %lld, %lld): rc %d, value %lld", k[i].s ? k[i].s : "(NULL)",
+              (long long)k[i].lo, (long long)k[i].hi, rc, (long long)v);
+    }
+}
+
+/* GPUPRIM_READ_PIECE_BYTES: the values the piece knob accepted before it joined the record (src/pipeline.c), a positive
+ * decimal integer (digits only), else 0. */
+static void test_read_piece(const gp_tuning_env *none)
+{
+    const struct { const char *s; int64_t want; } k[] = {
+        {"1000", 1000}, {"268435456", 268435456}, {"8", 8}, {"0064", 64},
+        {"9223372036854775807", INT64_MAX},
+        {NULL, 0}, {"", 0}, {"0", 0}, {"-5", 0}, {"12MiB", 0}, {"1e6", 0}, {" 64", 0},
+        {"+64", 0}, {"0x100", 0}, {"64 ", 0}, {"99999999999999999999", 0},
+        {"9223372036854775808", 0},
+    };
+    for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+        gp_tuning_env e = *none;
+        e.read_piece = k[i].s;
+        gp_tuning t;
+        gp_tuning_parse(&e, &t);
+        CHECK(t.read_piece_bytes == k[i].want, "GPUPRIM_READ_PIECE_BYTES '%s': %lld, want %lld",
+              k[i].s ? k[i].s : "(unset)", (long long)t.read_piece_bytes,
+              (long long)k[i].want);
+    }
+}
+
 int main(void)
 {
+    test_knob_int();
     gp_tuning_env none;
     memset(&none, 0, sizeof none);
     gp_tuning t = parse(none);
     CHECK(t.sort_smem == 0 && t.sort_graph == 1 && t.sort_wide == 0 && t.sort_wide_from == 0 &&
               t.stats_unroll == 0 && !t.mem_limit_set && t.mem_limit_error[0] == 0 &&
-              t.xchg_piece == 0 && t.xchg_stage == 0 && t.xchg_node_ranks == 0,
+              t.xchg_piece == 0 && t.xchg_stage == 0 && t.xchg_node_ranks == 0 &&
+              t.read_piece_bytes == 0,
           "unset: every default");
+    test_read_piece(&none);
+    CHECK(t.scan_algo == 0, "unset: scan_algo %d", t.scan_algo);
+
+    /* GPUPRIM_SCAN_ALGO: the two words exactly, anything else the default (0) */
+    const struct { const char *s; int want; } sk[] = {
+        {"lookback", GP_SCAN_ALGO_LOOKBACK}, {"rts", GP_SCAN_ALGO_RTS}, {"", 0},
+        {"RTS", 0}, {"rts ", 0}, {"1", 0}, {"look", 0},
+    };
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+        gp_tuning_env x = none;
+        x.scan_algo = sk[i].s;
+        t = parse(x);
+        CHECK(t.scan_algo == sk[i].want, "GPUPRIM_SCAN_ALGO '%s': %d, want %d", sk[i].s,
+              t.scan_algo, sk[i].want);
+    }
 
     /* the exchange's knobs: digits alone, positive; the piece at most 2^30; stage only "1" */
     const struct { const char *piece, *stage, *nodes; int64_t want_piece; int want_stage, want_nodes; } xk[] = {
@@ -94,7 +174,24 @@ int main(void)
               !t.mem_limit_set && !t.mem_limit_error[0],
           "ignored values keep the defaults");
 
-    const char *bad[] = {"12k", "-1", " 5", "1e9", "18446744073709551616"};
+    /* one rule for every integer: trailing units, blanks and signs are refused everywhere */
+    e = none;
+    e.sort_smem = "12k";
+    e.sort_wide = "99999999999999999999";
+    e.sort_wide_from = "+6";
+    e.stats_unroll = "4 ";
+    t = parse(e);
+    CHECK(t.sort_smem == 0 && t.sort_wide == 0 && t.sort_wide_from == 0 && t.stats_unroll == 0,
+          "malformed integers ignored: smem %zu wide %d from %d unroll %d", t.sort_smem,
+          t.sort_wide, t.sort_wide_from, t.stats_unroll);
+    e = none;
+    e.sort_wide = "65"; /* clamped to 64 */
+    e.stats_unroll = "2";
+    t = parse(e);
+    CHECK(t.sort_wide == 64 && t.stats_unroll == 2, "wide 65 -> %d, unroll 2 -> %d", t.sort_wide,
+          t.stats_unroll);
+
+    const char *bad[] = {"12k", "-1", " 5", "1e9", "18446744073709551616", "-0", "+5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         e = none;
         e.mem_limit = bad[i];

@@ -182,12 +182,11 @@ void gp_exchange_use_spare(gp_exchange *x);
  * host memory (a backend with GP_CAP_HOST_MEMORY and the mpi transport's buffers):
  * madvise(MADV_DONTNEED) on the whole pages inside the buffers, which stay valid, their
  * contents lost (they read as zeros). For a caller done with the spare, so that what comes
- * next (the page cache of a write) takes pages just freed rather than fresh ones: on the
- * 2-core test machine the write of a 1 GiB job at 2 ranks took 0.32-0.39 s after it, and
- * 2.2-2.4 s without it (bench/RESULTS.md, 2026-12-02). Not done in a shared window (its
- * 4 KiB pages given back with MADV_REMOVE did not help the write there, and the call itself
- * took 0.26-0.51 s). Advice only: returns 1 when some pages were released, else 0 (device
- * memory, a window, borrowed buffers, or a refused call). Not collective. */
+ * next (the page cache of a write) takes pages just freed rather than fresh ones, which makes
+ * that write several times faster (see bench/RESULTS.md). Not done in a shared window
+ * (giving its pages back with MADV_REMOVE did not help the write there, and the call itself
+ * was slow; see bench/RESULTS.md). Advice only: returns 1 when some pages were released,
+ * else 0 (device memory, a window, borrowed buffers, or a refused call). Not collective. */
 int gp_exchange_release_spare(gp_exchange *x);
 
 /* The transport the setup achieved: GP_TRANSPORT_SHARED (partners on the node map each

@@ -214,6 +214,32 @@ double gp_stats_mean(const gp_stats *s);
  * NaN for a float t or without has_isum. */
 double gp_stats_int_trap_bracket(gp_dtype t, const gp_stats *s);
 
+/* ---- prefix scans ---------------------------------------------------------------------- */
+/* The state a prefix scan carries from one piece of a sequence to the next (chunks of a
+ * shard, shards of ranks), so that a sequence scanned piece by piece, each piece's call
+ * starting from the carry the previous call left, is the scan of the whole sequence
+ * (gp_backend.cumsum and cumint say what each field means for each). Plain data: MPI moves
+ * it as bytes. Start one with gp_scan_carry_start. */
+typedef struct gp_scan_carry {
+    double hi, lo;       /* float sums: the running total as the unevaluated sum hi + lo (a
+                            double-double: |lo| <= ulp(hi) / 2); a non-finite hi (+inf, -inf,
+                            NaN) is the total itself, as a sequential float64 sum would have
+                            it, and lo is then 0. Starts as -0.0 + -0.0: the identity of IEEE
+                            addition, so a sum of -0.0 values stays -0.0 */
+    gp_i128 isum;        /* integer cumsum: the exact running total */
+    double yprev, xprev; /* cumint: the last sample scanned (as double) and its coordinate */
+    int64_t index;       /* the global index of the next element (each call adds its n): the
+                            index an integer overflow is reported at */
+    int64_t overflow;    /* integer cumsum: the first global index whose prefix sum does not
+                            fit the output type; -1 while none has */
+    int32_t has_prev;    /* cumint: 1 when yprev / xprev hold the sample before the next */
+    int32_t reserved;    /* 0 (keeps the record free of padding bytes) */
+} gp_scan_carry;
+
+/* A carry at the start of a sequence whose next element has global index `index`: totals
+ * -0.0 and 0, no previous sample, no overflow (-1). */
+gp_scan_carry gp_scan_carry_start(int64_t index);
+
 /* ---- built-in integrands (the chapter's Dev_trap) ------------------------------------- */
 typedef enum gp_func {
     GP_FN_X2 = 0,    /* x*x            */
@@ -246,12 +272,12 @@ struct gp_superacc;
  *   In-place map of n elements of type t (device pointer) to descending-order keys (uint32
  *   for 4-byte t, uint64 for 8-byte t) and back. desc key = gp_key_desc(t, gp_key_of(t, e)):
  *   every bit of the ascending key flipped, except that the NaN key of f32/f64 (all ones)
- *   stays all ones. Sorting these keys ascending (sort, with or without values) gives descending
- *   values with every NaN last (numpy's convention for both orders); among the non-NaN
- *   elements it is exactly the reverse of the ascending order, so +0.0 comes before -0.0.
- *   from_keys of GP_DESCENDING inverts it; a NaN comes back as the default quiet NaN
- *   (0x7FC00000 / 0x7FF8000000000000), as in ascending order. Errors: GP_EINVAL (bad t, n < 0, NULL buf with
- *   n > 0), GP_EDEVICE.
+ *   stays all ones. Sorting these keys ascending (sort, with or without values) gives
+ *   descending values with every NaN last (numpy's convention for both orders); among the
+ *   non-NaN elements it is exactly the reverse of the ascending order, so +0.0 comes before
+ *   -0.0. from_keys of GP_DESCENDING inverts it; a NaN comes back as the default quiet NaN
+ *   (0x7FC00000 / 0x7FF8000000000000), as in ascending order. Errors: GP_EINVAL (bad t,
+ *   n < 0, NULL buf with n > 0), GP_EDEVICE.
  *
  * sort(width, keys, vals, n, stable) with vals != NULL (vals == NULL: keys only, kernels.h)
  *   keys: n unsigned keys of `width` bytes (4: uint32, 8: uint64), vals: n uint64 values,
@@ -265,8 +291,9 @@ struct gp_superacc;
  *   overlapping vals), GP_ENOMEM, GP_EDEVICE.
  *   CPU: LSD radix sort (11-bit digits, over the value's digits first when stable, then
  *   the key's; constant digits skipped). CUDA: Batcher's bitonic network in the mirror form
- *   of the keys-only sort (tile sort in shared memory with (max key, max value) padding, one launch
- *   per global step of stride >= tile, in-tile finish), comparing (key, value) when stable.
+ *   of the keys-only sort (tile sort in shared memory with (max key, max value) padding, one
+ *   launch per global step of stride >= tile, in-tile finish), comparing (key, value) when
+ *   stable.
  *
  * merge_split(width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, m, keep_upper, stable,
  *             out_keys, out_vals, nout) with values (any of the three value pointers
@@ -285,11 +312,27 @@ struct gp_superacc;
 
 /* ---- the backend table --------------------------------------------------------------- */
 /* One table of function pointers is all the host code sees. The CPU backend (the CPU
- * twins in kernels/cpu_backend.c) and the CUDA backend (the kernels/ .cu files) give every entry the same
+ * twins in kernels/cpu_*.c, its table in kernels/cpu_backend.c) and the CUDA backend (the
+ * kernels/ .cu files, its table in kernels/cuda_backend.cu) give every entry the same
  * meaning; the CPU one is also the tests' oracle for the CUDA one. Every entry that
- * returns results to the host has finished its device work when it returns. */
+ * returns results to the host has finished its device work when it returns.
+ * The entries are grouped by lifecycle, as a job uses them: identity and capabilities,
+ * device memory, transfers, statistics and integrals, prefix scans, sort and keys, the merge
+ * of the rank exchange's data plane, inter-process mapping, errors. Both tables fill them by name.
+ * Every entry is mandatory (never NULL) except those marked "Optional" (sort_spare);
+ * tests/test_backend_table.c checks both tables. */
 typedef struct gp_backend {
+    /* ---- identity and capabilities ------------------------------------------------------- */
     const char *name;                 /* "cpu" or "cuda" */
+
+    /* What the backend's memory allows, GP_CAP_* bits (below): GP_CAP_HOST_MEMORY, its
+     * device memory is host memory (the CPU backend: host code, MPI and MPI shared-memory
+     * windows can use a pointer from alloc() directly); GP_CAP_IPC, memory from alloc()
+     * can be mapped by another process of the node (ipc_get / ipc_open / ipc_close work;
+     * the CUDA backend). Host code asks these bits, never the backend's name. */
+    unsigned caps;
+
+    /* ---- device memory ------------------------------------------------------------------- */
 
     /* device memory of `bytes` bytes (bytes may be 0: returns a valid unique pointer);
      * NULL on failure */
@@ -298,11 +341,66 @@ typedef struct gp_backend {
     /* host memory suitable for fast transfers (pinned for CUDA); NULL on failure */
     void *(*host_alloc)(size_t bytes);
     void (*host_free)(void *p);
+
+    /* Memory of the device in bytes: *free_bytes = what alloc() can still hand out now (an
+     * estimate: other processes may take some), *total_bytes = the device's size.
+     * CUDA: cudaMemGetInfo on the current device. CPU (its "device" memory is host
+     * memory): MemAvailable of /proc/meminfo, lowered to the room left under a cgroup
+     * memory limit (v2 memory.max - memory.current, v1 limit_in_bytes - usage_in_bytes);
+     * total = physical memory (sysconf), or the cgroup limit when smaller; SIZE_MAX for
+     * both ("unlimited") where none of these can be read. Test knob, both backends:
+     * GPUPRIM_DEVICE_MEM_LIMIT=<bytes> (a decimal integer) caps *free_bytes at that value
+     * (see gp_mem_limit_env), so the out-of-memory paths of the host code can run in CI on
+     * any machine. Ranks that share a device each see the whole free amount: dividing it
+     * is the caller's business. Errors: GP_EINVAL (NULL pointer, a malformed
+     * GPUPRIM_DEVICE_MEM_LIMIT), GP_EDEVICE (CUDA); the outputs are then unchanged. */
+    int (*mem_info)(size_t *free_bytes, size_t *total_bytes);
+
+    /* ---- transfers ----------------------------------------------------------------------- */
+
     /* Copies of `bytes` bytes host -> device and device -> host, complete on return (also
      * for other streams and for processes that map the memory; CUDA: cudaMemcpy, then the
      * device is synchronised). */
     int (*upload)(void *dev, const void *host, size_t bytes);
     int (*download)(void *host, const void *dev, size_t bytes);
+
+    /* Overlapped transfers: the pipeline reads the next piece of the file while the
+     * previous one travels to the device, and writes a piece while the next one travels
+     * back. */
+    /* Starts a host -> device copy of `bytes` bytes and returns; the copy is complete only
+     * after the next upload_wait(), and `host` must stay unchanged until then. Copies
+     * issued one after another complete in order. With host memory from host_alloc
+     * (pinned on CUDA) the copy runs while the caller goes on. CUDA: cudaMemcpyAsync on a
+     * non-blocking stream of the backend's own (created on first use); CPU: memcpy, done on
+     * return. Errors: GP_EINVAL (NULL pointer with bytes > 0), GP_EDEVICE. */
+    int (*upload_async)(void *dev, const void *host, size_t bytes);
+
+    /* Waits until every upload_async issued so far has completed. GP_OK, or GP_EDEVICE when
+     * one of those copies failed. */
+    int (*upload_wait)(void);
+
+    /* The mirror of upload_async: starts a device -> host copy of `bytes` bytes and
+     * returns; complete only after the next download_wait(); copies complete in order.
+     * CUDA: cudaMemcpyAsync on a non-blocking stream of its own (not the upload stream,
+     * so a download and an upload run at the same time), host memory from host_alloc;
+     * CPU: memcpy, done on return. Errors: GP_EINVAL (NULL pointer with bytes > 0),
+     * GP_EDEVICE. */
+    int (*download_async)(void *host, const void *dev, size_t bytes);
+    /* Waits until every download_async issued so far has completed (GP_OK, GP_EDEVICE). */
+    int (*download_wait)(void);
+
+    /* Copies `bytes` bytes from device memory to device memory (ranges that do not
+     * overlap; either may lie in a mapping from ipc_open). Complete on return (CUDA:
+     * cudaMemcpy, then the device is synchronised, so every stream and every process
+     * that maps the memory sees it). Errors: GP_EINVAL (NULL pointer with bytes > 0),
+     * GP_EDEVICE. */
+    int (*copy)(void *dst, const void *src, size_t bytes);
+
+    /* Waits until all device work of this process has finished (CUDA:
+     * cudaDeviceSynchronize; CPU: nothing). GP_OK or GP_EDEVICE. */
+    int (*synchronize)(void);
+
+    /* ---- statistics and integrals -------------------------------------------------------- */
 
     /* Statistics of y[0..n) (element type t, device pointer) into *out (all fields but the
      * x ones; has_x = 0). flags: GP_STATS_ORDER. Float data accumulate in float64; integer
@@ -323,13 +421,69 @@ typedef struct gp_backend {
     int (*trap_fn)(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t i1,
                    double *wsum);
 
+    /* Exact sums: exact_sum.h documents them in full; include exact_sum.h for gp_superacc
+     * and the GP_SA_* flags. */
+    /* Adds the terms selected by `what` (GP_SA_VALUES or GP_SA_SQUARES) of y[0, n) (type
+     * t, device pointer) exactly into the host accumulator *acc (not reset first). The
+     * accumulator's normalised contents are bitwise the same on every backend, for any
+     * order or split of the input. */
+    int (*exact_sum)(gp_dtype t, const void *y, int64_t n, unsigned what,
+                     struct gp_superacc *acc);
+
+    /* ---- prefix scans -------------------------------------------------------------------- */
+
+    /* Inclusive prefix sum of y[0, n) (type t, device pointer) continuing the sequence that
+     * *carry describes (host record; gp_scan_carry_start for a fresh one), into out[0, n)
+     * (device pointer, not overlapping y): out[i] = carry's total + y[0] + ... + y[i].
+     *   Float t: out is float64; NaN elements add nothing (numpy.nancumsum of the float64
+     *     cast); an infinity makes the rest inf, and both signs of it NaN, as in a
+     *     sequential float64 sum. Each out[i] is within 2^-45 * (sum over j <= i of |y_j|,
+     *     all pieces so far) of the exact prefix sum for any length up to 2^40 and any
+     *     split into pieces (short float64 sums inside blocks, the totals between blocks
+     *     and pieces carried as double-doubles); the sign of a zero is IEEE's (-0.0 while
+     *     every term so far is -0.0). The same input, backend and pieces give the same bits.
+     *   Integer t: out is int64 (signed t) or uint64 (unsigned t), every value exact. The
+     *     first element whose prefix does not fit sets carry->overflow to its global index
+     *     (carry->index + i) unless it is set already; the values from it on are then
+     *     unspecified (never a silent wrap: the caller checks carry->overflow). The exact
+     *     total goes on in carry->isum.
+     * On return the carry describes the sequence up to y[n-1] (its total, index += n).
+     * out == NULL: nothing is written and only the totals and index are advanced (float
+     * t: the same bits as a scan on the CPU backend, deterministic and within the bound on
+     * CUDA; integer t: isum exact, overflow not looked for): a rank's total before its scan.
+     * Errors: GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL carry, y and out
+     * overlapping), GP_EDEVICE. CPU: blocks of 64 elements, each a naive float64 prefix plus
+     * the double-double carry. CUDA: per thread a sequential scan of its items, per warp
+     * __shfl_up_sync steps, per block the warp totals scanned in shared memory, across
+     * blocks a single pass with decoupled look-back (or reduce-then-scan,
+     * GPUPRIM_SCAN_ALGO); the carry between blocks is the double-double left fold of the
+     * blocks' float64 totals in block order, so its bits do not depend on timing. */
+    int (*cumsum)(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
+
+    /* Cumulative trapezoid rule (scipy.integrate.cumulative_trapezoid with initial=0, y
+     * cast to float64) of y[0, n) (type t, device pointer) with coordinates x[0, n)
+     * (float64, device pointer) or, with x == NULL, the uniform spacing dx, continuing
+     * *carry, into out[0, n) (float64, device pointer): out[i] = carry's total + sum over
+     * k <= i of term_k, term_k = (h_k * (y_{k-1} + y_k)) / 2 with h_k = x_k - x_{k-1} (or
+     * dx) and y_{-1}, x_{-1} the carry's previous sample (yprev, xprev); the very first
+     * sample of a sequence (has_prev == 0) has no term and out = +0.0. A NaN sample makes
+     * every later value NaN, infinities as in a sequential sum; the bound and determinism
+     * of cumsum, relative to the sum of |term_k|. On return yprev / xprev = y[n-1] /
+     * x[n-1], has_prev = 1 (when n > 0), index += n. out == NULL: only the carry is
+     * advanced, as for cumsum. Errors: GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL
+     * carry, dx not finite without x, out overlapping y or x), GP_EDEVICE. */
+    int (*cumint)(gp_dtype t, const void *y, const double *x, double dx, int64_t n,
+                  gp_scan_carry *carry, double *out);
+
+    /* ---- sort and keys ------------------------------------------------------------------- */
+
     /* In-place map of n elements of type t to their order keys and back (see above), in
      * the order `order`: GP_ASCENDING, the keys of gp_key_of; GP_DESCENDING, those keys
      * with every bit flipped except the NaN key of a float type (all ones), which stays, so
      * that ascending order of the keys is descending value order with NaNs last (numpy's
-     * convention) and +0.0 before -0.0 (the block above the table). Keys are u32 for 4-byte t, u64 for
-     * 8-byte t; from_keys inverts to_keys of the same order (NaN keys come back as the
-     * default quiet NaN). Errors: GP_EINVAL (bad t, order not GP_ASCENDING /
+     * convention) and +0.0 before -0.0 (the block above the table). Keys are u32 for 4-byte
+     * t, u64 for 8-byte t; from_keys inverts to_keys of the same order (NaN keys come back
+     * as the default quiet NaN). Errors: GP_EINVAL (bad t, order not GP_ASCENDING /
      * GP_DESCENDING, n < 0, NULL buf with n > 0), GP_EDEVICE. CUDA: one grid-stride
      * launch (none for ascending unsigned types, whose keys are the elements). */
     int (*to_keys)(gp_dtype t, gp_order order, void *buf, int64_t n);
@@ -344,12 +498,39 @@ typedef struct gp_backend {
      *     sequence, the same bits on both backends); stable == 0 orders by key only, the
      *     order of equal keys' values being a deterministic function of the input
      *     (backend-specific). keys and vals must not overlap.
-     * Multi-block bitonic sort (the chapter's Programs 6.17-6.19) on the GPU, any n
-     * (the block above the table describes the pairs paths); radix sort on the CPU. n <= 1: nothing.
+     * Multi-block bitonic sort (the chapter's Programs 6.17-6.19) on the GPU, any n (the
+     * block above the table describes the pairs paths); radix sort on the CPU. n <= 1:
+     * nothing.
      * Errors: GP_EINVAL (width not 4/8, n < 0, NULL keys with n > 0, keys overlapping
      * vals; CUDA: n needing more sort tiles than the grid's x limit), GP_ENOMEM (CPU
      * scratch), GP_EDEVICE. */
     int (*sort)(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+
+    /* Sorts n elements of type t ascending in place in the order of their keys (gp_key_of:
+     * NaN last, -0.0 before +0.0; NaNs come back as the default quiet NaN): the same bits
+     * as to_keys + sort (keys only) + from_keys in ascending order, in one call. buf: n
+     * elements in memory from this backend's alloc (host memory on the CPU backend). n = 0
+     * and n = 1: nothing to order (n = 1 still maps a NaN to the default quiet NaN);
+     * returns GP_OK. CUDA: the element ->
+     * key map runs in the loads of the bitonic sort's first pass and the inverse in the
+     * stores of its last (no pass of their own, one device synchronisation), and the
+     * second sort of the same array replays its launches as a CUDA graph; CPU: the three
+     * twins in turn. Errors: GP_EINVAL (bad t, n < 0, NULL buf with n > 0; CUDA: n needing
+     * more sort tiles than the grid's x limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
+    int (*sort_values)(gp_dtype t, void *buf, int64_t n);
+
+    /* Optional: NULL where sort needs no scratch (CUDA: the bitonic network sorts in
+     * place). sort's meaning, with the caller's spare buffers as the sort's scratch
+     * (spare_keys: room for n keys; spare_vals: for n values when vals is given; neither
+     * overlapping keys, vals or each other), so that nothing of the data's size is
+     * allocated. On return *in_spare says where the sorted data are: 0 in (keys, vals), 1
+     * in (spare_keys, spare_vals), keys and vals then holding scratch (CPU: after an odd
+     * number of radix passes, whose copy back this saves). Errors: sort's, and GP_EINVAL
+     * for a NULL in_spare, a NULL spare with n > 0, or overlapping buffers. */
+    int (*sort_spare)(int width, void *keys, uint64_t *vals, void *spare_keys,
+                      uint64_t *spare_vals, int64_t n, int stable, int *in_spare);
+
+    /* ---- merge: the rank exchange's data plane (ranks/exchange.c) ------------------------ */
 
     /* Merge-split of two ascending runs from two ranks: lo (nlo keys, from the lower rank)
      * and hi (nhi keys), each key optionally carrying a uint64 value. Both ranks call it
@@ -372,88 +553,6 @@ typedef struct gp_backend {
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
                        int64_t *nout);
 
-    /* One-line description of the last failure ("" when none). */
-    const char *(*last_error)(void);
-
-    /* ---- exact sums (exact_sum.h documents them in full; include exact_sum.h for gp_superacc
-     * and the GP_SA_* flags) ---- */
-
-    /* Adds the terms selected by `what` (GP_SA_VALUES or GP_SA_SQUARES) of y[0, n) (type
-     * t, device pointer) exactly into the host accumulator *acc (not reset first). The
-     * accumulator's normalised contents are bitwise the same on every backend, for any
-     * order or split of the input. */
-    int (*exact_sum)(gp_dtype t, const void *y, int64_t n, unsigned what,
-                     struct gp_superacc *acc);
-
-    /* ---- device memory ---- */
-
-    /* Memory of the device in bytes: *free_bytes = what alloc() can still hand out now (an
-     * estimate: other processes may take some), *total_bytes = the device's size.
-     * CUDA: cudaMemGetInfo on the current device. CPU (its "device" memory is host
-     * memory): MemAvailable of /proc/meminfo, lowered to the room left under a cgroup
-     * memory limit (v2 memory.max - memory.current, v1 limit_in_bytes - usage_in_bytes);
-     * total = physical memory (sysconf), or the cgroup limit when smaller; SIZE_MAX for
-     * both ("unlimited") where none of these can be read. Test knob, both backends:
-     * GPUPRIM_DEVICE_MEM_LIMIT=<bytes> (a decimal integer) caps *free_bytes at that value
-     * (see gp_mem_limit_env), so the out-of-memory paths of the host code can run in CI on
-     * any machine. Ranks that share a device each see the whole free amount: dividing it
-     * is the caller's business. Errors: GP_EINVAL (NULL pointer, a malformed
-     * GPUPRIM_DEVICE_MEM_LIMIT), GP_EDEVICE (CUDA); the outputs are then unchanged. */
-    int (*mem_info)(size_t *free_bytes, size_t *total_bytes);
-
-    /* ---- overlapped upload (the pipeline reads the next piece of the file while the
-     * previous one travels to the device) ---- */
-
-    /* Starts a host -> device copy of `bytes` bytes and returns; the copy is complete only
-     * after the next upload_wait(), and `host` must stay unchanged until then. Copies
-     * issued one after another complete in order. With host memory from host_alloc
-     * (pinned on CUDA) the copy runs while the caller goes on. CUDA: cudaMemcpyAsync on a
-     * non-blocking stream of the backend's own (created on first use); CPU: memcpy, done on
-     * return. Errors: GP_EINVAL (NULL pointer with bytes > 0), GP_EDEVICE. */
-    int (*upload_async)(void *dev, const void *host, size_t bytes);
-
-    /* Waits until every upload_async issued so far has completed. GP_OK, or GP_EDEVICE when
-     * one of those copies failed. */
-    int (*upload_wait)(void);
-
-    /* Sorts n elements of type t ascending in place in the order of their keys (gp_key_of:
-     * NaN last, -0.0 before +0.0; NaNs come back as the default quiet NaN): the same bits
-     * as to_keys + sort (keys only) + from_keys in ascending order, in one call. buf: n elements in memory from this
-     * backend's alloc (host memory on the CPU backend). n = 0 and n = 1: nothing to order
-     * (n = 1 still maps a NaN to the default quiet NaN); returns GP_OK. CUDA: the element ->
-     * key map runs in the loads of the bitonic sort's first pass and the inverse in the
-     * stores of its last (no pass of their own, one device synchronisation), and the
-     * second sort of the same array replays its launches as a CUDA graph; CPU: the three
-     * twins in turn. Errors: GP_EINVAL (bad t, n < 0, NULL buf with n > 0; CUDA: n needing
-     * more sort tiles than the grid's x limit), GP_ENOMEM (CPU scratch), GP_EDEVICE. */
-    int (*sort_values)(gp_dtype t, void *buf, int64_t n);
-
-    /* ---- the rank exchange's data plane (ranks/exchange.c) ---- */
-
-    /* What the backend's memory allows, GP_CAP_* bits (below): GP_CAP_HOST_MEMORY, its
-     * device memory is host memory (the CPU backend: host code, MPI and MPI shared-memory
-     * windows can use a pointer from alloc() directly); GP_CAP_IPC, memory from alloc()
-     * can be mapped by another process of the node (ipc_get / ipc_open / ipc_close work;
-     * the CUDA backend). Host code asks these bits, never the backend's name. */
-    unsigned caps;
-
-    /* Copies `bytes` bytes from device memory to device memory (ranges that do not
-     * overlap; either may lie in a mapping from ipc_open). Complete on return (CUDA:
-     * cudaMemcpy, then the device is synchronised, so every stream and every process
-     * that maps the memory sees it). Errors: GP_EINVAL (NULL pointer with bytes > 0),
-     * GP_EDEVICE. */
-    int (*copy)(void *dst, const void *src, size_t bytes);
-
-    /* The mirror of upload_async: starts a device -> host copy of `bytes` bytes and
-     * returns; complete only after the next download_wait(); copies complete in order.
-     * CUDA: cudaMemcpyAsync on a non-blocking stream of its own (not the upload stream,
-     * so a download and an upload run at the same time), host memory from host_alloc;
-     * CPU: memcpy, done on return. Errors: GP_EINVAL (NULL pointer with bytes > 0),
-     * GP_EDEVICE. */
-    int (*download_async)(void *host, const void *dev, size_t bytes);
-    /* Waits until every download_async issued so far has completed (GP_OK, GP_EDEVICE). */
-    int (*download_wait)(void);
-
     /* The merge-path split (merge_path.h) of two ascending runs: *split (host) = the
      * number of lo's elements among the first t outputs of their merge, 0 <= t <= nlo +
      * nhi, with the order and tie rule of merge_split (stable == 0: by key, ties lo
@@ -466,6 +565,8 @@ typedef struct gp_backend {
     int (*merge_path)(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
                       int stable, int64_t *split);
+
+    /* ---- inter-process mapping ----------------------------------------------------------- */
 
     /* Inter-process mapping of device memory (GP_CAP_IPC; the CPU backend returns
      * GP_EINVAL, "not supported"). ipc_get writes into handle[0, GP_IPC_HANDLE_BYTES) the
@@ -483,20 +584,10 @@ typedef struct gp_backend {
     int (*ipc_open)(const void *handle, void **dev);
     int (*ipc_close)(void *dev);
 
-    /* Waits until all device work of this process has finished (CUDA:
-     * cudaDeviceSynchronize; CPU: nothing). GP_OK or GP_EDEVICE. */
-    int (*synchronize)(void);
+    /* ---- errors -------------------------------------------------------------------------- */
 
-    /* Optional: NULL where sort needs no scratch (CUDA: the bitonic network sorts in
-     * place). sort's meaning, with the caller's spare buffers as the sort's scratch
-     * (spare_keys: room for n keys; spare_vals: for n values when vals is given; neither
-     * overlapping keys, vals or each other), so that nothing of the data's size is
-     * allocated. On return *in_spare says where the sorted data are: 0 in (keys, vals), 1
-     * in (spare_keys, spare_vals), keys and vals then holding scratch (CPU: after an odd
-     * number of radix passes, whose copy back this saves). Errors: sort's, and GP_EINVAL
-     * for a NULL in_spare, a NULL spare with n > 0, or overlapping buffers. */
-    int (*sort_spare)(int width, void *keys, uint64_t *vals, void *spare_keys,
-                      uint64_t *spare_vals, int64_t n, int stable, int *in_spare);
+    /* One-line description of the last failure ("" when none). */
+    const char *(*last_error)(void);
 } gp_backend;
 
 /* gp_backend.caps bits */
@@ -517,9 +608,9 @@ const gp_backend *gp_backend_cuda(int device, char *why, size_t whylen);
 /* For a program's main, before MPI_Init and any CUDA call: asks the CUDA driver to load
  * every kernel when it starts (CUDA_MODULE_LOADING=EAGER) unless the environment already
  * says how. With CUDA's default lazy loading each kernel loads at its first launch, in the
- * middle of the job: measured on an H200 (4 GiB float32, 1 and 4 ranks), about 35 ms of
- * the first statistics and 60-80 ms of the first sort, where eager loading added about
- * 70 ms to the start-up. Changes only this process's environment. */
+ * middle of the job, where it adds to the first statistics and the first sort more than
+ * eager loading adds to the start-up (bench/RESULTS.md, "eager kernel loading"). Changes
+ * only this process's environment. */
 void gp_cuda_load_eagerly(void);
 
 /* Number of CUDA devices visible to this process (0 without CUDA or without a driver). */

@@ -1,0 +1,222 @@
+/* cpu_merge.c — the CPU backend's one merge-split (gp_cpu_merge_split, gpuprim/kernels.h)
+ * for keys alone and for (key, value) pairs, with the keys and pairs twins as wrappers, and
+ * the merge-path split (gp_cpu_merge_path) it cuts its work with. The merge's loops are in
+ * cpu_merge.h, the search in merge_path.h. Internal to kernels/.
+ */
+#include "cpu_common.h"
+#include "cpu_merge.h"
+#include "cpu_sort.h"
+#include "cpu_twins.h"
+#include "merge_path.h"
+
+#include <string.h>
+
+/* ---- the merge-path split ------------------------------------------------------------------ */
+
+/* Key i of an array of unsigned keys of `width` bytes (4 or 8). */
+static uint64_t key_at(const void *k, int width, int64_t i)
+{
+    return width == 4 ? ((const uint32_t *)k)[i] : ((const uint64_t *)k)[i];
+}
+
+/* The merge-path split of two ascending runs — the CPU twin of gp_backend.merge_path
+ * (gpuprim/kernels.h): *split = the number of lo's elements among the first t outputs of the
+ * merge of lo (nlo keys of `width` bytes, host memory: an MPI shared-memory window does)
+ * and hi (nhi), ordered by key with ties lo first, or with stable != 0 by (key, value)
+ * with exact ties lo first (the values are read only then). GP_MERGE_PATH over direct
+ * pointers: O(log(min(nlo, nhi))) element reads. Returns GP_OK or GP_EINVAL (width not
+ * 4/8, negative counts, t outside [0, nlo + nhi], NULL split, NULL keys (or values when
+ * stable) of a run with elements). */
+int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                      const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
+                      int stable, int64_t *split)
+{
+    if (width != 4 && width != 8) return CPU_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || t < 0 || t > nlo + nhi)
+        return CPU_FAIL(GP_EINVAL, "nlo = %lld, nhi = %lld, t = %lld: need counts >= 0 and "
+                        "0 <= t <= nlo + nhi", (long long)nlo, (long long)nhi, (long long)t);
+    if (!split) return CPU_FAIL(GP_EINVAL, "split is NULL");
+    if ((nlo > 0 && (!lo_keys || (stable && !lo_vals))) ||
+        (nhi > 0 && (!hi_keys || (stable && !hi_vals))))
+        return CPU_FAIL(GP_EINVAL, "an input is NULL with a nonzero count");
+    stable = stable != 0;
+#define PATH_LO_FIRST(a, b)                                                                  \
+    gp_lo_first(key_at(lo_keys, width, a), stable ? lo_vals[a] : 0,                          \
+                key_at(hi_keys, width, b), stable ? hi_vals[b] : 0, stable)
+    GP_MERGE_PATH(*split, nlo, nhi, t, PATH_LO_FIRST);
+#undef PATH_LO_FIRST
+    return GP_OK;
+}
+
+/* The cuts of merged[r0, r0 + cnt) of lo (nlo) and hi (nhi) into four segments of equal
+ * length (the last takes the remainder): I[s] / J[s] = the elements of lo / hi among
+ * merged[0, r0 + s * (cnt / 4)), s = 0..3, and I[4] / J[4] at r0 + cnt, by
+ * gp_cpu_merge_path (the order of merge_split_keys, or with vals and stable != 0 that of
+ * merge_split_pairs). The arguments are those of a valid merge-split. */
+static void merge_cuts(int width, const void *lo, const uint64_t *lv, int64_t nlo, const void *hi,
+                       const uint64_t *hv, int64_t nhi, int64_t r0, int64_t cnt, int stable,
+                       int64_t I[5], int64_t J[5])
+{
+    for (int s = 0; s <= 4; s++) {
+        const int64_t r = r0 + (s == 4 ? cnt : s * (cnt / 4));
+        (void)gp_cpu_merge_path(width, lo, lv, nlo, hi, hv, nhi, r, stable, &I[s]);
+        J[s] = r - I[s];
+    }
+}
+
+/* ---- the merge-split ----------------------------------------------------------------------- */
+
+/* One step and the tail of the merge (cpu_merge.h) of lo (lk, lov) and hi (hk, hiv) into
+ * (ok, ov) from merged[r0]: ties take lo; by key, or with STABLE by (key, value); the values
+ * move only with HV. W, HV, STABLE are constants of each merge_g instance. */
+#define MS_STEP(a, b)                                                                        \
+    do {                                                                                     \
+        const uint64_t ka_ = kld(lk, W, a), kb_ = kld(hk, W, b);                             \
+        const int64_t h_ = STABLE ? (kb_ < ka_) | ((kb_ == ka_) & (hiv[b] < lov[a]))         \
+                                  : kb_ < ka_;                                               \
+        kst(ok, W, (a) + (b) - r0, h_ ? kb_ : ka_);                                          \
+        if (HV) ov[(a) + (b) - r0] = h_ ? hiv[b] : lov[a];                                   \
+        (a) += 1 - h_;                                                                       \
+        (b) += h_;                                                                           \
+    } while (0)
+#define MS_TAIL(a, b, ie, je)                                                                \
+    do {                                                                                     \
+        const int from_lo_ = (a) < (ie);                                                    \
+        const size_t n_ = (size_t)(((ie) - (a)) + ((je) - (b)));                             \
+        memcpy(ok + (size_t)((a) + (b) - r0) * W,                                           \
+               from_lo_ ? lk + (size_t)(a) * W : hk + (size_t)(b) * W, n_ * W);             \
+        if (HV) memcpy(ov + ((a) + (b) - r0), from_lo_ ? lov + (a) : hiv + (b), n_ * 8);     \
+    } while (0)
+
+/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo and hi: four segments cut at merge-path
+ * splits, merged together, branch-free (cpu_merge.h). */
+CPU_INLINE void merge_g(const unsigned char *lk, const uint64_t *lov, int64_t nlo,
+                       const unsigned char *hk, const uint64_t *hiv, int64_t nhi, int64_t r0,
+                       int64_t cnt, unsigned char *ok, uint64_t *ov, int W, int HV, int STABLE)
+{
+    int64_t I[5], J[5];
+    merge_cuts(W, lk, lov, nlo, hk, hiv, nhi, r0, cnt, STABLE, I, J);
+    GP_MERGE_RUN4(I, J, MS_STEP, MS_TAIL);
+}
+
+/* merge_g with its constants: by key (keys alone or pairs) or by (key, value). */
+static void merge_run(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
+                      int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
+                      int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
+{
+#define MERGE_AS(W, HV, ST) merge_g(lk, lov, nlo, hk, hiv, nhi, r0, cnt, ok, ov, W, HV, ST)
+    if (w == 4) {
+        if (!hv) MERGE_AS(4, 0, 0);
+        else if (!stable) MERGE_AS(4, 1, 0);
+        else MERGE_AS(4, 1, 1);
+    } else {
+        if (!hv) MERGE_AS(8, 0, 0);
+        else if (!stable) MERGE_AS(8, 1, 0);
+        else MERGE_AS(8, 1, 1);
+    }
+#undef MERGE_AS
+}
+
+/* The overlap test of a merge-split: the written parts of the outputs against every input
+ * and against each other. */
+static int merge_overlaps(size_t w, const void *lk, const uint64_t *lv, int64_t nlo,
+                          const void *hk, const uint64_t *hv, int64_t nhi, int64_t cnt,
+                          const void *ok, const uint64_t *ov)
+{
+    const void *in[4] = {lk, hk, lv, hv};
+    const size_t in_n[4] = {(size_t)nlo * w, (size_t)nhi * w, (size_t)nlo * 8, (size_t)nhi * 8};
+    const size_t ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
+    for (int i = 0; i < 4; i++)
+        if (gp_cpu_ranges_overlap(ok, ck, in[i], in_n[i]) ||
+            gp_cpu_ranges_overlap(ov, cv, in[i], in_n[i]))
+            return 1;
+    return gp_cpu_ranges_overlap(ok, ck, ov, cv);
+}
+
+int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
+                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
+                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
+                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout)
+{
+    const int hv = lo_vals || hi_vals || out_vals; /* keys alone when no value array is given */
+    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
+    if (nlo < 0 || nhi < 0 || m < 0)
+        return WHO_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (nlo > m || nhi > m)
+        return WHO_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
+                        (long long)nlo, (long long)nhi, (long long)m);
+    if (!nout) return WHO_FAIL(GP_EINVAL, "nout is NULL");
+    const int lo_null = nlo > 0 && (!lo_keys || (hv && !lo_vals));
+    if (lo_null || (nhi > 0 && (!hi_keys || (hv && !hi_vals))))
+        return WHO_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count", lo_null ? "lo" : "hi");
+    const int64_t total = nlo + nhi;
+    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
+    if (cnt > 0 && (!out_keys || (hv && !out_vals))) return WHO_FAIL(GP_EINVAL, "output is NULL");
+    if (merge_overlaps((size_t)width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, cnt,
+                       out_keys, out_vals))
+        return WHO_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
+    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
+    if (cnt > 0)
+        merge_run(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals, nlo,
+                  (const unsigned char *)hi_keys, hi_vals, nhi, keep_upper ? m : 0, cnt,
+                  (unsigned char *)out_keys, out_vals);
+    *nout = cnt;
+    return GP_OK;
+}
+
+int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
+                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
+                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
+                       int64_t *nout)
+{
+    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
+                                 m, keep_upper, stable, out_keys, out_vals, nout);
+}
+
+/* ---- the keys and pairs twins ------------------------------------------------------------- */
+
+/* Merge-split of two ascending key arrays — the CPU twin of gp_backend.merge_split_keys.
+ *
+ * width: 4 (uint32_t keys) or 8 (uint64_t); lo: nlo ascending keys (the lower rank's);
+ * hi: nhi ascending keys; m: slots per rank, nlo <= m and nhi <= m; out: room for m keys,
+ * must not overlap lo or hi; *nout: keys written.
+ * keep_upper == 0: out[0, c) = merged[0, c) with c = min(m, nlo+nhi); keep_upper != 0:
+ * out[0, c) = merged[m, nlo+nhi) with c = max(0, nlo+nhi-m). Both halves are a forward,
+ * branch-free merge of four segments cut at merge-path splits (cpu_merge.h; the upper half
+ * starts at the split of merged[m], its first m merged keys are never visited) that stops
+ * after c keys (gp_cpu_merge_split with no values, above). O(c + log m) time;
+ * out[c, m) is not written. Inputs that are not ascending give an unspecified but
+ * memory-safe result. Returns GP_OK or GP_EINVAL (width not 4/8, negative count,
+ * nlo > m or nhi > m, NULL pointers where keys are read or written, the written part of
+ * out overlapping an input). */
+int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
+                            int64_t nhi, int64_t m, int keep_upper, void *out,
+                            int64_t *nout)
+{
+    return gp_cpu_merge_split_as(__func__, width, lo, NULL, nlo, hi, NULL, nhi, m, keep_upper,
+                                 0, out, NULL, nout);
+}
+
+/* Merge-split of two ascending (key, value) arrays — the CPU twin of
+ * gp_backend.merge_split_pairs (meaning: gpuprim/exact_sum.h).
+ *
+ * width: 4 or 8 (key bytes); lo_keys / lo_vals: nlo pairs, hi_keys / hi_vals: nhi pairs,
+ * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
+ * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
+ * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
+ * one). gp_cpu_merge_split (above): a branch-free forward merge of four segments cut at
+ * merge-path splits (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted
+ * inputs give an unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width,
+ * negative counts, nlo > m or nhi > m, NULL pointers where pairs are read or written,
+ * overlap). */
+int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
+                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
+                             int64_t nhi, int64_t m, int keep_upper, int stable,
+                             void *out_keys, uint64_t *out_vals, int64_t *nout)
+{
+    if (!lo_vals && !hi_vals && !out_vals && (nlo > 0 || nhi > 0))
+        return CPU_FAIL(GP_EINVAL, "the value arrays are NULL with a nonzero count");
+    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
+                                 m, keep_upper, stable, out_keys, out_vals, nout);
+}
