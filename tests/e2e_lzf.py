@@ -27,7 +27,6 @@ them as the formulas of tests/test_lzf.c give. --built OFF (no liblzf): every LZ
 with exit 5 and the line that says how to get LZF. Exit 0 when everything passes, 77 when
 --backend cuda finds no GPU.
 """
-import json
 import math
 import os
 import subprocess
@@ -38,8 +37,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import close, jnum, read_dtype, ref_sorted  # noqa: E402  (the main e2e test's helpers)
-from e2e_common import (arg_parser, check, cuda_missing, fresh_dir, run_gpuprim,  # noqa: E402
-                        summary, test_seed)
+from e2e_common import (arg_parser, check, cuda_missing, fresh_dir,  # noqa: E402
+                        read_report, run_gpuprim, summary, test_seed)
 
 np.seterr(all="ignore")
 
@@ -179,7 +178,7 @@ def check_good(args, P, name, path, a):
     p = gp_run(args, P, path, out, rj)
     if not check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr.strip()[-400:]}"):
         return
-    r = json.load(open(rj))
+    r = read_report(rj)
     y = np.ascontiguousarray(a).reshape(-1).astype(read_dtype(a.dtype))
     yd = y.astype(np.float64)
     fin = ~np.isnan(yd)
