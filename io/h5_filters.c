@@ -1,12 +1,13 @@
 /* h5_filters.c — the HDF5 filters gpuprim undoes itself on a chunk's stored bytes
  * (h5io_internal.h: gp_h5io_pipe_*): a table of decoders, one row per filter (deflate through
- * libdeflate, or zlib where libdeflate is missing; shuffle; HDF5's Fletcher-32 checksum), the
- * plan of a dataset's pipeline from its creation property list, and the undo of a pipeline
- * on one chunk by one thread with its own scratch.
+ * libdeflate, or zlib where libdeflate is missing; shuffle; HDF5's Fletcher-32 checksum; LZF
+ * through io/h5_lzf.c's decoder where liblzf is built in), the plan of a dataset's pipeline
+ * from its creation property list, and the undo of a pipeline on one chunk by one thread
+ * with its own scratch.
  *
  * A new filter is one more row of g_decoders (its HDF5 filter id, its name, how it changes a
- * chunk's size on the write path, and its undo function): LZF (filter 32000, io/h5_lzf.c) is
- * added there. Nothing here calls HDF5 but the plan, which runs on the reader's thread. */
+ * chunk's size on the write path, and its undo function). Nothing here calls HDF5 but the
+ * plan, which runs on the reader's thread. */
 #define _POSIX_C_SOURCE 200809L
 #include "h5io_internal.h"
 
@@ -187,6 +188,23 @@ static int undo_deflate(const gp_ck_filter *f, gp_ck_scratch *s, const unsigned 
 }
 #endif
 
+#if defined(GPUPRIM_HAVE_LZF)
+/* LZF (filter 32000, h5py's; io/h5_lzf.c decodes, where its filter is the one HDF5 has):
+ * one raw LZF stream, exactly `want` bytes out. cd[2], where set, is the chunk's size as h5py recorded it: one that is not `want` is
+ * refused (HDF5's filter would decode to cd[2] bytes, not the chunk's). */
+static int undo_lzf(const gp_ck_filter *f, gp_ck_scratch *s, const unsigned char *in, size_t n,
+                    unsigned char *out, size_t want, size_t *got, char *why, size_t whylen)
+{
+    (void)s;
+    if (f->cd[2] != 0 && f->cd[2] != want) {
+        snprintf(why, whylen, "LZF chunk is corrupt: its filter records chunks of %u bytes, "
+                 "the chunk holds %zu", f->cd[2], want);
+        return -1;
+    }
+    return gp_h5io_lzf_decode(in, n, out, want, want, got, why, whylen) == 0 ? 0 : -1;
+}
+#endif
+
 /* How a filter changes a chunk's size on the write path. */
 enum { SZ_SAME, SZ_PLUS4, SZ_VAR };
 
@@ -196,6 +214,7 @@ struct gp_ck_decoder {
     int size_rule;   /* SZ_*: the write path's output size from its input size */
     int needs_want;  /* the undo must be told the size it restores */
     int min_cd;      /* client data values it needs */
+    int (*usable)(void); /* NULL, or 0 when gpuprim must leave the filter to HDF5 now */
     /* Undoes the filter on the n bytes at in: writes the restored bytes to out (room for
      * `want`, or for n when the size stays) and returns 0, or leaves them in in and returns
      * 1 (a check, or nothing to do); *got: their count. -1: corrupt, with why. Runs on a
@@ -204,13 +223,16 @@ struct gp_ck_decoder {
                 unsigned char *out, size_t want, size_t *got, char *why, size_t whylen);
 };
 
-/* The filters gpuprim undoes itself. LZF (32000): add its row here. */
+/* The filters gpuprim undoes itself. */
 static const gp_ck_decoder g_decoders[] = {
 #if defined(GPUPRIM_HAVE_LIBDEFLATE) || defined(GPUPRIM_HAVE_ZLIB)
-    {H5Z_FILTER_DEFLATE, "deflate", SZ_VAR, 1, 0, undo_deflate},
+    {H5Z_FILTER_DEFLATE, "deflate", SZ_VAR, 1, 0, NULL, undo_deflate},
 #endif
-    {H5Z_FILTER_SHUFFLE, "shuffle", SZ_SAME, 0, 1, undo_shuffle},
-    {H5Z_FILTER_FLETCHER32, "fletcher32", SZ_PLUS4, 0, 0, undo_fletcher32},
+#if defined(GPUPRIM_HAVE_LZF)
+    {32000, "lzf", SZ_VAR, 1, 0, gp_h5io_lzf_ours, undo_lzf}, /* not over another's 32000 */
+#endif
+    {H5Z_FILTER_SHUFFLE, "shuffle", SZ_SAME, 0, 1, NULL, undo_shuffle},
+    {H5Z_FILTER_FLETCHER32, "fletcher32", SZ_PLUS4, 0, 0, NULL, undo_fletcher32},
 };
 
 const char *gp_h5io_inflater(void)
@@ -252,6 +274,11 @@ int gp_h5io_pipe_plan(hid_t dcpl, size_t chunk_bytes, gp_ck_pipe *p, char *why, 
         if (!f->dec) {
             snprintf(why, whylen, "filter %d (%s) is not one gpuprim undoes", (int)id,
                      name[0] ? name : "unnamed");
+            return -1;
+        }
+        if (f->dec->usable && !f->dec->usable()) {
+            snprintf(why, whylen, "filter %s is the application's or a plugin's here",
+                     f->dec->name);
             return -1;
         }
         if ((int)ncd < f->dec->min_cd) {

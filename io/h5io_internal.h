@@ -12,8 +12,11 @@
  *   h5_posix.c   the posix driver's raw-offset pread and pwrite, with their conversions
  *   h5_chunks.c  the direct chunk path: a chunked dataset's chunks read with pread, decoded
  *                by a pool of threads, scattered into the shard
- *   h5_filters.c the filters undone by gpuprim itself (deflate, shuffle, fletcher32), a table
+ *   h5_filters.c the filters undone by gpuprim itself (deflate, shuffle, fletcher32, LZF), a
+ *                table
  *   h5_pool.c    the pool of decoding threads
+ *   h5_lzf.c     HDF5's LZF filter (h5py's) on liblzf, registered with HDF5, and its decoder,
+ *                which h5_filters.c's LZF row shares
  *   h5_target.c  the checks of an output path, the temporary name beside it
  *   h5_writer.c  the writer: create, write, finish, stage, publish, discard
  *   h5_guard.c   the temporary output file's guard against signals and exit()
@@ -338,6 +341,19 @@ void gp_h5io_scratch_free(gp_ck_scratch *s);
 uint32_t gp_h5io_fletcher32(const void *data, size_t n);
 /* The inflate library built in: "libdeflate", "zlib" or "none". */
 const char *gp_h5io_inflater(void);
+/* LZF (h5_lzf.c; built with liblzf only, GPUPRIM_HAVE_LZF): decodes the LZF stream of the n
+ * bytes at in into out, which has room for cap bytes. want > 0: the stream must decode to
+ * exactly want bytes (cap >= want). Returns 0 with *got the decoded count; 1 (want == 0
+ * only) when the stream holds more than cap bytes, so that the caller may grow out; -1 with
+ * why ("LZF chunk is corrupt: ...") for a stream that is invalid or decodes to another
+ * size, a stored size n of 0 or over 4 GiB (refused before out is touched), or want over
+ * 4 GiB. No HDF5 call: safe on any thread (h5_filters.c's LZF row, HDF5's filter). */
+int gp_h5io_lzf_decode(const void *in, size_t n, void *out, size_t cap, size_t want,
+                       size_t *got, char *why, size_t whylen);
+/* 1 when the filter 32000 HDF5 applies is gpuprim's own, built on liblzf (registered by
+ * gp_h5_register_filters, which this calls first), else 0: an LZF filter of the application
+ * or a plugin (HDF5_PLUGIN_PATH) stays the one that reads, through H5Dread. */
+int gp_h5io_lzf_ours(void);
 
 /* ---- the output's target and guard (h5_target.c, h5_guard.c) --------------------------- */
 

@@ -20,10 +20,11 @@
  *     its part at the dataset's raw offset.
  *
  * Direct chunk reads (either driver): a chunked dataset whose filters are all ones gpuprim
- * undoes itself (deflate, shuffle, fletcher32, or none) is read chunk by chunk: each rank
- * finds the chunks of its range (H5Dget_chunk_info_by_coord, or H5Dchunk_iter where the
- * HDF5 has it), preads their stored bytes, and a pool of threads undoes the filters
- * (libdeflate's inflate, or zlib's where libdeflate is missing) and checks the checksums,
+ * undoes itself (deflate, shuffle, fletcher32, LZF where gpuprim's own LZF filter is
+ * HDF5's, or none) is read chunk by chunk: each rank finds the chunks of its range
+ * (H5Dget_chunk_info_by_coord, or H5Dchunk_iter where the HDF5 has it), preads their stored
+ * bytes, and a pool of threads undoes the filters (libdeflate's inflate, or zlib's where
+ * libdeflate is missing; liblzf) and checks the checksums,
  * ahead of the reads to come (gp_h5_reader_expect); the rank's elements are copied out of
  * each chunk and converted as H5Dread would (H5Tconvert). Chunks never written are read
  * with H5Dread (the fill value). The same bytes as H5Dread; gp_h5_set_chunk_reads turns it
