@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """Writes the inputs of gpuprim's direct chunk reads (io/h5_chunks.c) with h5py + numpy.
 
-usage: /usr/bin/python3 tests/h5_chunk_fixtures.py OUTDIR
+usage: /usr/bin/python3 tests/h5_chunk_fixtures.py OUTDIR [--lzf ON|OFF]
 
 Writes OUTDIR/chunks_*.h5 and OUTDIR/chunks.list, one line per dataset to read, its fields
 separated by tabs: FILE DATASET HOW [OFFSET WORD]. HOW is "chunks" (the direct path must
 read it: the same bytes as H5Dread), "hdf5" (it must go through H5Dread: another filter, a
-user block), or "bad" (a damaged chunk: the read must fail with GP_IO_EREAD naming the
-chunk's OFFSET, e.g. "[20, 250]", and WORD of the reason). Datasets:
+user block), "bad" (a damaged chunk: the read must fail with GP_IO_EREAD naming the
+chunk's OFFSET, e.g. "[20, 250]", and WORD of the reason), or "nolzf" (an LZF dataset in a
+gpuprim built without liblzf, --lzf OFF: not the direct path, and the read fails with the
+line that says how to get LZF). Datasets:
   - float32 1-D, 100003 elements in chunks of 4099 (a partial edge chunk), gzip levels 1
     and 9, each with and without shuffle and fletcher32;
   - every stored numeric type in both byte orders (int8 .. uint64, float16 .. float64, long
@@ -19,7 +21,12 @@ chunk's OFFSET, e.g. "[20, 250]", and WORD of the reason). Datasets:
   - an unlimited dataset extended past its first chunks; a dataset smaller than a chunk;
   - through H5Dread: scale-offset (alone, and before gzip), a file with a user block;
   - damaged: garbage inside a gzip chunk, a gzip chunk cut short, a Fletcher-32 checksum
-    that fails, a stored chunk larger than any deflate of its chunk.
+    that fails, a stored chunk larger than any deflate of its chunk;
+  - LZF (h5py's filter 32000): float32 1-D with and without shuffle, chunks that LZF
+    shrinks and chunks it does not (stored as they are, the filter's mask bit set) in one
+    dataset, with fletcher32, every integer and float type in both byte orders, 2-D and
+    3-D with partial edge chunks, chunks never written; damaged: an LZF stream cut short,
+    and one that decodes to more bytes than its chunk holds.
 The seed is GPUPRIM_TEST_SEED (default 12345).
 """
 import os
@@ -199,7 +206,68 @@ def write_bad(out, rng):
     out.add("chunks_bad_size", "/data", "bad", "[1000]", "bytes stored")
 
 
+def mixed(rng, dt, n, run):
+    """n values of dt in runs of `run`: smooth ones (integers, so LZF shrinks their chunks)
+    alternating with random ones (whose chunks LZF leaves as they are), with the specials."""
+    x = values(rng, dt, (n,))
+    smooth = (np.arange(n) // 7 % 100).astype(np.dtype(dt))
+    keep = (np.arange(n) // run) % 2 == 0
+    x[keep] = smooth[keep]
+    return x
+
+
+def write_lzf(out, rng, built):
+    """The LZF datasets: "chunks" (or "nolzf" when gpuprim has no liblzf) and damaged ones
+    ("bad"; none without liblzf)."""
+    good = "chunks" if built else "nolzf"
+    LZ = dict(compression="lzf")
+    with h5py.File(out.path("chunks_lzf"), "w") as f:
+        x = mixed(rng, "<f4", 100003, 3 * 4099)
+        for shuffle in (False, True):
+            for fl in (False, True):
+                name = "mix%s%s" % ("_shuffle" if shuffle else "", "_fletcher" if fl else "")
+                f.create_dataset(name, data=x, chunks=(4099,), shuffle=shuffle, fletcher32=fl,
+                                 **LZ)
+                out.add("chunks_lzf", "/" + name, good)
+        for t in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8"]:
+            for order in "<>":
+                name = "%s%s" % (t, "_be" if order == ">" else "")
+                f.create_dataset(name, data=mixed(rng, order + t, 20011, 3000), chunks=(1999,),
+                                 shuffle=order == ">", **LZ)
+                out.add("chunks_lzf", "/" + name, good)
+        f.create_dataset("d2", data=mixed(rng, "<f8", 37 * 53, 200).reshape(37, 53),
+                         chunks=(8, 10), **LZ)
+        out.add("chunks_lzf", "/d2", good)
+        f.create_dataset("d3", data=mixed(rng, ">i4", 9 * 11 * 13, 300).reshape(9, 11, 13),
+                         chunks=(4, 5, 6), shuffle=True, **LZ)
+        out.add("chunks_lzf", "/d3", good)
+        d = f.create_dataset("fill", shape=(40000,), chunks=(3001,), dtype="<f4",
+                             fillvalue=1.5, **LZ)
+        d[5000:16000] = mixed(rng, "<f4", 11000, 2500)
+        out.add("chunks_lzf", "/fill", good)
+    if not built:
+        return
+    y = mixed(rng, "<f4", 40000, 40000)  # all smooth: every chunk an LZF stream
+    p = out.path("chunks_bad_lzf_short")
+    with h5py.File(p, "w") as f:
+        d = f.create_dataset("data", data=y, chunks=(4000,), **LZ)
+        blob = d.id.read_direct_chunk((12000,))[1]
+        d.id.write_direct_chunk((12000,), blob[: len(blob) // 2])
+    out.add("chunks_bad_lzf_short", "/data", "bad", "[12000]", "LZF chunk is corrupt")
+    p = out.path("chunks_bad_lzf_long")
+    with h5py.File(p, "w") as f:
+        big = f.create_dataset("big", data=y, chunks=(8000,), **LZ)
+        blob = big.id.read_direct_chunk((0,))[1]  # decodes to 32000 bytes
+        d = f.create_dataset("data", data=y, chunks=(4000,), **LZ)
+        d.id.write_direct_chunk((20000,), blob)
+    out.add("chunks_bad_lzf_long", "/data", "bad", "[20000]", "LZF chunk is corrupt")
+
+
 def main(argv):
+    built = True
+    if len(argv) == 4 and argv[2] == "--lzf" and argv[3] in ("ON", "OFF"):
+        built = argv[3] == "ON"
+        argv = argv[:2]
     if len(argv) != 2:
         print(__doc__)
         return 2
@@ -207,6 +275,7 @@ def main(argv):
     rng = np.random.default_rng(int(os.environ.get("GPUPRIM_TEST_SEED", "12345")))
     write_good(out, rng)
     write_bad(out, rng)
+    write_lzf(out, rng, built)
     with open(os.path.join(out.dir, "chunks.list"), "w") as f:
         f.write("\n".join(out.lines) + "\n")
     print("\n".join(sorted(set(l.split("\t")[0] for l in out.lines))))

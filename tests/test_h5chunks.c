@@ -11,7 +11,9 @@
  * gp_h5_reader_expect, and in pieces without it: the bytes must equal the reference's.
  * The datasets another filter or a user block sends through H5Dread must not take the
  * direct path and must read the same. A damaged chunk must fail the read on every rank with
- * GP_IO_EREAD and one message naming the file, the dataset and the chunk's offset. The pread
+ * GP_IO_EREAD and one message naming the file, the dataset and the chunk's offset (an LZF
+ * dataset where gpuprim has no liblzf: not the direct path, the read's line names liblzf,
+ * h5_chunk_fixtures.py --lzf OFF). The pread
  * test hook (gp_h5_set_faults) fails the posix driver's chunk reads, as an I/O error in a
  * decoding thread. Plain checks of HDF5's Fletcher-32 and of the threads' share come first.
  * Prints one line per check and "N passed, N failed" last; exit 0 only if every check
@@ -222,6 +224,26 @@ static void check_hdf5(const item *it, const gp_h5_input *in, const void *ref)
           g_io == GP_IO_MPIIO ? "mpiio" : "hdf5");
 }
 
+/* An LZF dataset in a build without liblzf: not the direct path, and the read fails on every
+ * rank with the line that says how to get LZF. */
+static void check_nolzf(const item *it, const gp_h5_input *in)
+{
+    char msg[MSG] = "";
+    gp_h5_reader *r = NULL;
+    const size_t sz = gp_dtype_size(in->dtype);
+    void *buf = malloc((size_t)in->n * sz);
+    int rc = gp_h5_reader_open(W, in, NULL, in->dtype, &r, msg, sizeof msg);
+    const int direct = !rc && strcmp(gp_h5_reader_how(r), "chunks") == 0;
+    if (!rc) rc = gp_h5_reader_read(r, 0, in->n, buf, msg, sizeof msg);
+    const int ok = !direct && rc != 0 && strstr(msg, "liblzf") && strstr(msg, in->dataset);
+    if (!ok) why("%s %s: how %s, rc %d, message \"%s\"", it->file, it->dset,
+                 r ? gp_h5_reader_how(r) : "-", rc, msg);
+    gp_h5_reader_close(r);
+    free(buf);
+    check(ok, "%s %s: without liblzf, H5Dread's line that says how to get LZF", it->file,
+          it->dset);
+}
+
 /* A damaged chunk: the whole read fails on every rank with its offset named, also with the
  * reads in pieces on each rank's own shard (the rank that meets it fails). */
 static void check_bad(const item *it, const gp_h5_input *in)
@@ -270,8 +292,11 @@ static void run_item(const item *it, int *faulted)
         why("%s", msg);
         return;
     }
-    if (strcmp(it->how, "bad") == 0) {
-        check_bad(it, &in);
+    if (strcmp(it->how, "bad") == 0 || strcmp(it->how, "nolzf") == 0) {
+        if (it->how[0] == 'b')
+            check_bad(it, &in);
+        else
+            check_nolzf(it, &in);
         gp_h5_close(&in);
         return;
     }
