@@ -14,7 +14,9 @@ every rank count in --nps:
     GPUPRIM_READ_PIECE_BYTES=40000 (many pieces: each piece's chunks decoded while the one
     before "uploads") give the same output bytes and the same statistics bits;
   - --no-sort under GPUPRIM_DEVICE_MEM_LIMIT=1 MiB (the statistics in device chunks, the
-    file's chunks decoded across their bounds) gives the same count, min and max;
+    file's chunks decoded across their bounds) gives the same count, min and max, and
+    --cumsum there (the scan's two visits of the device chunks) the same bytes as through
+    H5Dread (integer data: numpy's exact prefix sums);
   - a damaged chunk (garbage in a deflate stream; a failing Fletcher-32 checksum): exit 5,
     one error line naming the file, the dataset and the chunk's offset, no output file and
     no temporary one; the same for a read error in a decoding thread of rank P-1
@@ -122,6 +124,11 @@ def run_sort(args, P, path, dset, out, jpath, **knobs):
 STATS = ("count", "nan_count", "sum", "min", "max")
 
 
+def stats_of(rep):
+    """The report's STATS as text (repr: a NaN sum, of +inf and -inf, equals itself)."""
+    return {k: repr(rep[k]) for k in STATS}
+
+
 def check_good(args, P, name, path, dset, work):
     with h5py.File(path, "r") as f:
         a = f[dset][...].reshape(-1)
@@ -140,7 +147,7 @@ def check_good(args, P, name, path, dset, work):
           float(rep["min"]) == float(fa.min()) and float(rep["max"]) == float(fa.max()),
           f"{tag}: count, NaN count, min, max equal numpy's ({rep['count']}, {rep['min']}, "
           f"{rep['max']})")
-    base = {k: rep[k] for k in STATS}
+    base = stats_of(rep)
     variants = [dict(GPUPRIM_DIRECT_CHUNKS=0), dict(GPUPRIM_INFLATE_THREADS=1),
                 dict(GPUPRIM_INFLATE_THREADS=64), dict(GPUPRIM_READ_PIECE_BYTES=40000)]
     for kn in variants:
@@ -148,7 +155,7 @@ def check_good(args, P, name, path, dset, work):
         label = ", ".join(f"{k}={v}" for k, v in kn.items())
         if check(rep2 is not None, f"{tag}, {label}: exit {p2.returncode}: {p2.stderr[-400:]}"):
             check(vals2.tobytes() == vals.tobytes() and np.array_equal(pos2, pos) and
-                  {k: rep2[k] for k in STATS} == base,
+                  stats_of(rep2) == base,
                   f"{tag}, {label}: the same output bytes and statistics")
     jp2 = os.path.join(work, "m.json")
     p3 = run_gpuprim(args, P, [path, "--dataset", dset, "--no-sort", "--json", jp2, "-q",
@@ -159,6 +166,33 @@ def check_good(args, P, name, path, dset, work):
         check(all(r3[k] == rep[k] for k in ("count", "nan_count", "min", "max")),
               f"{tag}, statistics in {r3.get('chunks')} device chunks: count, NaN count, min, "
               f"max as unchunked")
+    check_scan(args, P, tag, path, dset, work, a)
+
+
+def check_scan(args, P, tag, path, dset, work, a):
+    """--cumsum under GPUPRIM_DEVICE_MEM_LIMIT=1 MiB: the scan visits the shard's device
+    chunks twice (src/pieces.c, each visit's reader told the whole shard), and its output
+    through the direct chunk path equals H5Dread's bit for bit (integer data: numpy's
+    int64 / uint64 cumsum exactly)."""
+    got = []
+    for direct in (1, 0):
+        so = os.path.join(work, "scan%d.h5" % direct)
+        if os.path.exists(so):
+            os.remove(so)
+        p = run_gpuprim(args, P, [path, "--dataset", dset, "--no-sort", "--cumsum", "--out", so,
+                                  "-q", "--no-progress", "--backend", args.backend],
+                        env=gp_env(GPUPRIM_DEVICE_MEM_LIMIT=1 << 20,
+                                   GPUPRIM_DIRECT_CHUNKS=direct))
+        if not check(p.returncode == 0, f"{tag}, --cumsum, direct {direct}: exit "
+                     f"{p.returncode} {p.stderr[-300:]}"):
+            return
+        with h5py.File(so, "r") as f:
+            got.append(f[[k for k in f if k.endswith("_cumsum")][0]][...])
+    check(got[0].tobytes() == got[1].tobytes(),
+          f"{tag}, --cumsum in device chunks: the direct path's bytes equal H5Dread's")
+    if a.dtype.kind in "iu":
+        ref = np.cumsum(a.astype(np.int64 if a.dtype.kind == "i" else np.uint64))
+        check(np.array_equal(got[0], ref), f"{tag}, --cumsum: numpy's exact prefix sums")
 
 
 ERR = re.compile(r"^gpuprim_mpi: error: (.*)$", re.M)
