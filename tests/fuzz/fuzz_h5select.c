@@ -12,7 +12,8 @@
  *     references, bitfields, a 16-byte integer);
  *   - a scalar, null or simple dataspace of rank 1..3 with dimensions 0..8 (rank 1 up to
  *     ~2000), fixed or unlimited (then created smaller and extended);
- *   - contiguous, compact, chunked (gzip, shuffle, fletcher32, nbit, scale-offset) or
+ *   - contiguous, compact, chunked (gzip or, built with liblzf, LZF; shuffle, fletcher32,
+ *     nbit, scale-offset) or
  *     external raw storage; written, its first rows written (the rest, and chunks never
  *     written, read as the fill value), or not written at all (a set or default fill);
  *   - soft links (to a dataset, a group, nowhere), external links (to a dataset of a second
@@ -38,9 +39,9 @@
  * table path, emulated where the HDF5 lacks the call); then it is read again through one
  * reader in pieces of a chosen size from a chosen offset, with or without the expected
  * range, with 1, 2, 3 or 64 threads, and back from the start; once more with the direct path
- * off; and, for a chunk stored with deflate or Fletcher-32, after one of its bytes is
- * changed: every read must give the written values, and the damaged one a clean error that
- * names the chunk's offset.
+ * off; and, for a chunk stored with deflate or Fletcher-32 (LZF has no check), after one of
+ * its bytes is changed: every read must give the written values, and the damaged one a
+ * clean error that names the chunk's offset.
  * A failed invariant prints the description and aborts (libFuzzer saves the input);
  * GP_FUZZ_DESCRIBE=1 prints every description (and HDF5's errors while writing it),
  * GP_FUZZ_LOG=1 every error message, GP_FUZZ_KEEP=1 keeps the last files at exit.
@@ -113,6 +114,7 @@ typedef struct ds {
     int sc, rank, unlim;
     hsize_t dims[3], chunk[3];
     int layout, gzip, shuffle, fletcher, nbit, sofs;
+    int lzf; /* LZF (32000) in gzip's place (a build with liblzf: GPUPRIM_HAVE_LZF) */
     int written, fillset, attr; /* written: 0 no, 1 all, 2 the first `rows` of dim 0 */
     hsize_t rows;
     int64_t nwritten;         /* leading elements (row-major) written; the rest: fill */
@@ -177,8 +179,9 @@ static void describe(const spec *S)
         for (int k = 0; k < d->rank; k++) fprintf(stderr, " %llu", (unsigned long long)d->dims[k]);
         fprintf(stderr, "%s, %s", d->unlim ? " (unlimited)" : "", lnames[d->layout]);
         if (d->layout == L_CHUNK)
-            fprintf(stderr, " gzip %d shuffle %d fletcher %d nbit %d sofs %d", d->gzip,
-                    d->shuffle, d->fletcher, d->nbit, d->sofs);
+            fprintf(stderr, " %s %d shuffle %d fletcher %d nbit %d sofs %d",
+                    d->lzf ? "lzf (gzip)" : "gzip", d->gzip, d->shuffle, d->fletcher, d->nbit,
+                    d->sofs);
         fprintf(stderr, ", variant %u, %s%s, n %lld, must_ok %d must_fail %d\n", d->var,
                 d->written == 1 ? "written" : d->written == 2 ? "first rows written" : "unwritten",
                 d->fillset ? " (fill set)" : "",
@@ -451,6 +454,13 @@ static void decode_ds(rd *r, spec *S, int i)
     if (d->written == 2 && d->sc != S_SIMPLE) d->written = 1;
     d->rows = d->written == 2 ? pick(r, (unsigned)d->dims[0] + 1) : 0;
     d->nwritten = d->written == 1 ? d->n : 0;
+#ifdef GPUPRIM_HAVE_LZF
+    /* from a field read already, so that the seeds keep their meaning; not after n-bit or
+     * scale-offset: gpuprim's LZF filter takes cd_values[2], the chunk's size, as the size
+     * its stream decodes to, which their smaller output is not (h5py's filter, which takes
+     * it as a first guess, reads such files) */
+    d->lzf = d->gzip >= 0 && d->seed % 4 == 0 && !d->nbit && !d->sofs;
+#endif
     if (d->written == 2) {
         d->nwritten = (int64_t)d->rows;
         for (int k = 1; k < d->rank; k++) d->nwritten *= (int64_t)d->dims[k];
@@ -621,7 +631,9 @@ static int write_ds(hid_t fid, hid_t loc, ds *d, int k)
         if (d->nbit && H5Pset_nbit(dcpl) < 0) bad = 1;
         if (d->sofs && H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT) < 0) bad = 1;
         if (d->shuffle && H5Pset_shuffle(dcpl) < 0) bad = 1;
-        if (d->gzip >= 0 && H5Pset_deflate(dcpl, (unsigned)d->gzip) < 0) bad = 1;
+        if (d->gzip >= 0 && (d->lzf ? H5Pset_filter(dcpl, 32000, H5Z_FLAG_OPTIONAL, 0, NULL)
+                                    : H5Pset_deflate(dcpl, (unsigned)d->gzip)) < 0)
+            bad = 1;
         if (d->fletcher && H5Pset_fletcher32(dcpl) < 0) bad = 1;
     } else if (!bad && d->layout == L_COMPACT) {
         if (H5Pset_layout(dcpl, H5D_COMPACT) < 0) bad = 1;
@@ -884,9 +896,11 @@ static int damage_chunk(const spec *S, rd *r, const gp_h5_input *in, const ds *d
     int ok = fs >= 0 && H5Dget_num_chunks(in->did, fs, &nck) >= 0 && nck > 0 &&
              H5Dget_chunk_info(in->did, fs, k % nck, offset, &mask, &addr, &size) >= 0;
     if (fs >= 0) H5Sclose(fs);
-    /* the filters in the order set (write_ds): shuffle?, deflate?, fletcher32? */
+    /* the filters in the order set (write_ds): shuffle?, deflate or LZF?, fletcher32? (LZF
+     * checks nothing: a damaged stream may decode to other values of the right length) */
     const int idef = d->shuffle, ifl = d->shuffle + (d->gzip >= 0);
-    const int checked = (d->gzip >= 0 && !(mask & 1u << idef)) || (d->fletcher && !(mask & 1u << ifl));
+    const int checked = (d->gzip >= 0 && !d->lzf && !(mask & 1u << idef)) ||
+                        (d->fletcher && !(mask & 1u << ifl));
     if (!ok || !checked || addr == HADDR_UNDEF || size == 0) return 0;
     FILE *f = fopen(F_MAIN, "r+b");
     CHECK(S, f != NULL, "cannot open %s to damage it", F_MAIN);
@@ -1166,6 +1180,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    gp_h5_register_filters(); /* LZF, for the files written before gp_h5_open_io */
     const char *dir = getenv("GP_FUZZ_TMP");
     struct stat st;
     if (!dir || !dir[0]) dir = stat("/dev/shm", &st) == 0 && access("/dev/shm", W_OK) == 0
