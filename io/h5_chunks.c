@@ -1,8 +1,9 @@
 /* h5_chunks.c — the direct chunk path of a reader as it reads (RD_CHUNKS; gpuprim/h5io.h,
  * "Direct chunk reads"; its plan and chunk index: h5_chunk_plan.c): a chunked dataset whose
- * filters h5_filters.c undoes is read without H5Dread. The reads go through an expected range of the flattened index in increasing order; its
- * chunks, in the chunk grid's row-major order (the order of their first elements, and of
- * their last ones), pass through a window:
+ * filters h5_filters.c undoes is read without H5Dread. The reads go through an expected
+ * range of the flattened index in increasing order; its chunks, in the chunk grid's
+ * row-major order (the order of their first elements, and of their last ones), pass through
+ * a window:
  *   - the reader's thread finds each chunk's address (H5Dget_chunk_info_by_coord, or one
  *     H5Dchunk_iter pass where the HDF5 has it) and queues it on the pool (h5_pool.c), up to
  *     `ahead` chunks before the reads; a chunk never written is read with H5Dread there
@@ -320,7 +321,8 @@ static int start_pool(gp_ck_reader *ck, gp_err *e)
     char why[200] = "out of memory";
     ck->scratch = calloc((size_t)ck->threads, sizeof *ck->scratch);
     int ok = ck->scratch != NULL;
-    for (int k = 0; ok && k < ck->threads; k++) ok = (ck->scratch[k] = gp_h5io_scratch_new()) != NULL;
+    for (int k = 0; ok && k < ck->threads; k++)
+        ok = (ck->scratch[k] = gp_h5io_scratch_new()) != NULL;
     if (ok) ck->pool = gp_h5io_pool_create(ck->threads, decode_task, ck, why, sizeof why);
     if (ck->pool) return 0;
     for (int k = 0; ck->scratch && k < ck->threads; k++) gp_h5io_scratch_free(ck->scratch[k]);

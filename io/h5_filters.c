@@ -144,15 +144,18 @@ static int undo_deflate(const gp_ck_filter *f, gp_ck_scratch *s, const unsigned 
 {
     (void)f;
 #if defined(GPUPRIM_HAVE_LIBDEFLATE)
-    const enum libdeflate_result r = libdeflate_zlib_decompress(s->inflater, in, n, out, want, NULL);
+    const enum libdeflate_result r =
+        libdeflate_zlib_decompress(s->inflater, in, n, out, want, NULL);
     if (r == LIBDEFLATE_SUCCESS) {
         *got = want;
         return 0;
     }
     snprintf(why, whylen, "inflate failed: %s",
-             r == LIBDEFLATE_SHORT_OUTPUT ? "the data inflate to fewer bytes than the chunk holds"
-             : r == LIBDEFLATE_INSUFFICIENT_SPACE ? "the data inflate to more bytes than the chunk holds"
-                                                  : "corrupt or truncated compressed data");
+             r == LIBDEFLATE_SHORT_OUTPUT
+                 ? "the data inflate to fewer bytes than the chunk holds"
+             : r == LIBDEFLATE_INSUFFICIENT_SPACE
+                 ? "the data inflate to more bytes than the chunk holds"
+                 : "corrupt or truncated compressed data");
 #else
     if (n > UINT32_MAX || want > UINT32_MAX) {
         snprintf(why, whylen, "inflate failed: a chunk of more than 4 GiB");
@@ -190,8 +193,9 @@ static int undo_deflate(const gp_ck_filter *f, gp_ck_scratch *s, const unsigned 
 
 #if defined(GPUPRIM_HAVE_LZF)
 /* LZF (filter 32000, h5py's; io/h5_lzf.c decodes, where its filter is the one HDF5 has):
- * one raw LZF stream, exactly `want` bytes out. cd[2], where set, is the chunk's size as h5py recorded it: one that is not `want` is
- * refused (HDF5's filter would decode to cd[2] bytes, not the chunk's). */
+ * one raw LZF stream, exactly `want` bytes out. cd[2], where set, is the chunk's size as
+ * h5py recorded it: one that is not `want` is refused (HDF5's filter would decode to cd[2]
+ * bytes, not the chunk's). */
 static int undo_lzf(const gp_ck_filter *f, gp_ck_scratch *s, const unsigned char *in, size_t n,
                     unsigned char *out, size_t want, size_t *got, char *why, size_t whylen)
 {

@@ -106,8 +106,10 @@ def write_good(out, rng):
 
     with h5py.File(out.path("chunks_nd"), "w") as f:
         specs = [("d2", "<f4", (37, 53), (8, 10)), ("d2_rows", "<i4", (41, 29), (1, 29)),
-                 ("d2_tall", ">f8", (97, 3), (16, 1)), ("d3_rows", "<f4", (9, 17, 13), (2, 17, 13)),
-                 ("d3_planes", "<u2", (7, 17, 13), (1, 17, 13)), ("d3", ">i8", (9, 11, 13), (4, 5, 6)),
+                 ("d2_tall", ">f8", (97, 3), (16, 1)),
+                 ("d3_rows", "<f4", (9, 17, 13), (2, 17, 13)),
+                 ("d3_planes", "<u2", (7, 17, 13), (1, 17, 13)),
+                 ("d3", ">i8", (9, 11, 13), (4, 5, 6)),
                  ("d4", "<f8", (3, 5, 7, 4), (2, 2, 3, 4)), ("d2_one", "<i2", (13, 7), (1, 1))]
         for name, dt, shape, chunks in specs:
             f.create_dataset(name, data=values(rng, dt, shape), chunks=chunks, shuffle=True, **GZ)
@@ -176,6 +178,16 @@ def damage(path, dataset, index, fn):
         fh.write(new)
 
 
+def cut_short(out, name, data, chunk, at, word, **filters):
+    """A dataset whose chunk at `at` is stored cut to half its bytes (the direct chunk write),
+    listed as "bad" with that offset and WORD."""
+    with h5py.File(out.path(name), "w") as f:
+        d = f.create_dataset("data", data=data, chunks=(chunk,), **filters)
+        blob = d.id.read_direct_chunk((at,))[1]
+        d.id.write_direct_chunk((at,), blob[: len(blob) // 2])
+    out.add(name, "/data", "bad", "[%d]" % at, word)
+
+
 def write_bad(out, rng):
     x = values(rng, "<f4", (100000,))
     # garbage in the middle of a deflate stream
@@ -184,13 +196,8 @@ def write_bad(out, rng):
         f.create_dataset("data", data=x, chunks=(10000,), **GZ)
     damage(p, "/data", 4, lambda b: b[:100] + b"\xa5" * 200 + b[300:])
     out.add("chunks_bad_corrupt", "/data", "bad", "[40000]", "inflate")
-    # a deflate stream cut short (its chunk stored shorter, through the direct chunk write)
-    p = out.path("chunks_bad_short")
-    with h5py.File(p, "w") as f:
-        d = f.create_dataset("data", data=x, chunks=(10000,), **GZ)
-        blob = d.id.read_direct_chunk((70000,))[1]
-        d.id.write_direct_chunk((70000,), blob[: len(blob) // 2])
-    out.add("chunks_bad_short", "/data", "bad", "[70000]", "inflate")
+    # a deflate stream cut short
+    cut_short(out, "chunks_bad_short", x, 10000, 70000, "inflate", **GZ)
     # a Fletcher-32 checksum that fails: one stored byte changed
     p = out.path("chunks_bad_sum")
     with h5py.File(p, "w") as f:
@@ -248,12 +255,7 @@ def write_lzf(out, rng, built):
     if not built:
         return
     y = mixed(rng, "<f4", 40000, 40000)  # all smooth: every chunk an LZF stream
-    p = out.path("chunks_bad_lzf_short")
-    with h5py.File(p, "w") as f:
-        d = f.create_dataset("data", data=y, chunks=(4000,), **LZ)
-        blob = d.id.read_direct_chunk((12000,))[1]
-        d.id.write_direct_chunk((12000,), blob[: len(blob) // 2])
-    out.add("chunks_bad_lzf_short", "/data", "bad", "[12000]", "LZF chunk is corrupt")
+    cut_short(out, "chunks_bad_lzf_short", y, 4000, 12000, "LZF chunk is corrupt", **LZ)
     p = out.path("chunks_bad_lzf_long")
     with h5py.File(p, "w") as f:
         big = f.create_dataset("big", data=y, chunks=(8000,), **LZ)

@@ -71,7 +71,8 @@ static void plain_checks(void)
 {
     unsigned char buf[3000];
     uint32_t x = 7;
-    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)((x = x * 1103515245u + 12345u) >> 16);
     int ok = gp_h5io_fletcher32("", 0) == 0 && gp_h5io_fletcher32("\x01\x02", 2) == 0x01020102u;
     const size_t sizes[] = {1, 2, 3, 719, 720, 721, 722, 1441, 2999, 3000};
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
@@ -217,7 +218,9 @@ static void check_hdf5(const item *it, const gp_h5_input *in, const void *ref)
     int ok = !rc && strcmp(gp_h5_reader_how(r), "chunks") != 0;
     if (!rc) rc = gp_h5_reader_read(r, 0, in->n, buf, msg, sizeof msg);
     ok = ok && !rc && memcmp(buf, ref, (size_t)in->n * sz) == 0;
-    if (!ok) why("%s %s: how %s, rc %d %s", it->file, it->dset, r ? gp_h5_reader_how(r) : "-", rc, msg);
+    if (!ok)
+        why("%s %s: how %s, rc %d %s", it->file, it->dset, r ? gp_h5_reader_how(r) : "-", rc,
+            msg);
     gp_h5_reader_close(r);
     free(buf);
     check(ok, "%s %s: through H5Dread (%s), the same bytes", it->file, it->dset,

@@ -145,8 +145,9 @@ int main(void)
         x.direct_chunks = ck[i].direct;
         t = parse(x);
         CHECK(t.inflate_threads == ck[i].want_threads && t.direct_chunks == ck[i].want_direct,
-              "input knobs '%s' '%s': threads %d direct %d", ck[i].threads ? ck[i].threads : "(unset)",
-              ck[i].direct ? ck[i].direct : "(unset)", t.inflate_threads, t.direct_chunks);
+              "input knobs '%s' '%s': threads %d direct %d",
+              ck[i].threads ? ck[i].threads : "(unset)", ck[i].direct ? ck[i].direct : "(unset)",
+              t.inflate_threads, t.direct_chunks);
     }
 
     gp_tuning_env e = none;

@@ -380,6 +380,21 @@ static hid_t make_type(const ds *d)
 static const char *const base_names[] = {"data", "x", "t", "values", "with space", "\xc3\xbcml",
                                          "a.b", "-dash"};
 
+/* 1 when d's gzip becomes LZF (a build with liblzf): a quarter of the gzip datasets, by a
+ * field read already, so that the seeds keep their meaning; never after n-bit or
+ * scale-offset: gpuprim's LZF filter takes cd_values[2], the chunk's size, as the size its
+ * stream decodes to, which their smaller output is not (h5py's filter, which takes it as a
+ * first guess, reads such files). */
+static int lzf_instead(const ds *d)
+{
+#ifdef GPUPRIM_HAVE_LZF
+    return d->gzip >= 0 && d->seed % 4 == 0 && !d->nbit && !d->sofs;
+#else
+    (void)d;
+    return 0;
+#endif
+}
+
 static void decode_ds(rd *r, spec *S, int i)
 {
     ds *d = &S->d[i];
@@ -454,13 +469,7 @@ static void decode_ds(rd *r, spec *S, int i)
     if (d->written == 2 && d->sc != S_SIMPLE) d->written = 1;
     d->rows = d->written == 2 ? pick(r, (unsigned)d->dims[0] + 1) : 0;
     d->nwritten = d->written == 1 ? d->n : 0;
-#ifdef GPUPRIM_HAVE_LZF
-    /* from a field read already, so that the seeds keep their meaning; not after n-bit or
-     * scale-offset: gpuprim's LZF filter takes cd_values[2], the chunk's size, as the size
-     * its stream decodes to, which their smaller output is not (h5py's filter, which takes
-     * it as a first guess, reads such files) */
-    d->lzf = d->gzip >= 0 && d->seed % 4 == 0 && !d->nbit && !d->sofs;
-#endif
+    d->lzf = lzf_instead(d);
     if (d->written == 2) {
         d->nwritten = (int64_t)d->rows;
         for (int k = 1; k < d->rank; k++) d->nwritten *= (int64_t)d->dims[k];
@@ -906,7 +915,8 @@ static int damage_chunk(const spec *S, rd *r, const gp_h5_input *in, const ds *d
     CHECK(S, f != NULL, "cannot open %s to damage it", F_MAIN);
     const long pos = (long)(addr + at % size);
     int c = fseek(f, pos, SEEK_SET) == 0 ? fgetc(f) : EOF;
-    int bad = c == EOF || fseek(f, pos, SEEK_SET) != 0 || fputc(c ^ (1 + (int)(at >> 8) % 255), f) == EOF;
+    int bad = c == EOF || fseek(f, pos, SEEK_SET) != 0 ||
+              fputc(c ^ (1 + (int)(at >> 8) % 255), f) == EOF;
     if (fclose(f) != 0) bad = 1;
     CHECK(S, !bad, "cannot damage %s", F_MAIN);
     void *buf;
@@ -931,7 +941,8 @@ static void direct_chunks(const spec *S, rd *r, const gp_h5_input *in, const ds 
     static const int threads[4] = {1, 2, 3, 64};
     const gp_h5_chunk_reads cr = {1, threads[pick(r, 4)], 0}, off = {0, 0, 0};
     gp_h5_set_chunk_reads(&cr);
-    const int64_t piece = 1 + (int64_t)(u16(r) % (unsigned)n), from = (int64_t)(u16(r) % (unsigned)n);
+    const int64_t piece = 1 + (int64_t)(u16(r) % (unsigned)n);
+    const int64_t from = (int64_t)(u16(r) % (unsigned)n);
     read_pieces(S, in, d, dt, from, piece, (int)pick(r, 2), msg);
     N.pieces++;
     gp_h5_set_chunk_reads(&off);
