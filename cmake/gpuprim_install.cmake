@@ -3,8 +3,8 @@
 #   lib/libgpuprim.a
 #   include/gpuprim/{error.h, exact_sum.h, exchange.h, gpuprim.h, h5io.h, iodriver.h, kernels.h, shard.h}   (#include <gpuprim/gpuprim.h>)
 #   lib/cmake/gpuprim/gpuprimConfig.cmake (+ Version, Targets): find_package(gpuprim) gives
-#       the imported target gpuprim::gpuprim with its MPI, HDF5, threads (and, in a CUDA
-#       build, CUDA::cudart_static) usage requirements found again through find_dependency
+#       the imported target gpuprim::gpuprim with its MPI, HDF5, threads, libdeflate or zlib
+#       (and, in a CUDA build, CUDA::cudart_static) usage requirements found again
 #   lib/pkgconfig/gpuprim.pc: cc app.c $(pkg-config --cflags --libs gpuprim)
 #   share/man/man1/gpuprim_mpi.1, gpuprim_gen.1: the man pages (roff sources in docs/man/)
 # Included from the top-level CMakeLists.txt after the targets are defined.
@@ -37,6 +37,11 @@ install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/gpuprim_mpi.1
 set(GPUPRIM_CUDA_ROOT "")
 if(GPUPRIM_HAVE_CUDA AND CUDAToolkit_BIN_DIR)
   get_filename_component(GPUPRIM_CUDA_ROOT "${CUDAToolkit_BIN_DIR}" DIRECTORY)
+endif()
+# where this build found libdeflate: a hint for consumers' find_library
+set(GPUPRIM_LIBDEFLATE_DIR "")
+if(GPUPRIM_HAVE_LIBDEFLATE)
+  get_filename_component(GPUPRIM_LIBDEFLATE_DIR "${GPUPRIM_LIBDEFLATE_LIBRARY}" DIRECTORY)
 endif()
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/gpuprimConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/gpuprimConfig.cmake
@@ -121,6 +126,16 @@ if(GPUPRIM_HAVE_CUDA)
   string(APPEND GPUPRIM_PC_CFLAGS " -DGPUPRIM_HAVE_CUDA=1")
   # the CUDA objects need the static CUDA runtime and what it uses
   string(APPEND GPUPRIM_PC_LIBS " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt -lstdc++")
+endif()
+# the inflate of compressed chunks (CMakeLists.txt): libdeflate, else zlib
+if(GPUPRIM_HAVE_LIBDEFLATE)
+  if(GPUPRIM_LIBDEFLATE_DIR IN_LIST CMAKE_C_IMPLICIT_LINK_DIRECTORIES)
+    string(APPEND GPUPRIM_PC_LIBS " -ldeflate")
+  else()
+    string(APPEND GPUPRIM_PC_LIBS " -L${GPUPRIM_LIBDEFLATE_DIR} -ldeflate")
+  endif()
+elseif(GPUPRIM_HAVE_ZLIB)
+  string(APPEND GPUPRIM_PC_LIBS " -lz")
 endif()
 if(GPUPRIM_HAVE_LZF)
   # liblzf (io/h5_lzf.c's LZF filter), by name; its folder too unless the linker searches it

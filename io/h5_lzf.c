@@ -14,9 +14,15 @@
  * than the chunk holds (cd_values[2]) is corrupt, and without [2] a stream may decode to at
  * most what LZF can expand to (264 bytes per 3 input bytes), never an unbounded buffer.
  *
+ * The decoder itself, gp_h5io_lzf_decode, calls no HDF5: the direct chunk path's decoding
+ * threads share it (h5_filters.c's LZF row), so that both read paths decode and check a
+ * chunk alike.
+ *
  * Built without liblzf (GPUPRIM_HAVE_LZF undefined), a placeholder filter stands in: its
- * reads and dataset creation fail with the one line that says how to get LZF.
+ * reads and dataset creation fail with the one line that says how to get LZF (and the
+ * direct chunk path leaves LZF datasets to H5Dread).
  */
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -30,7 +36,7 @@
 #include <lzf.h>
 #endif
 
-#include "gpuprim/h5io.h"
+#include "h5io_internal.h"
 
 #define LZF_ID 32000        /* registered with The HDF Group for h5py's filter */
 #define LZF_REVISION 4      /* h5py's filter revision, cd_values[0] of the files it writes */
@@ -103,14 +109,50 @@ static size_t lzf_encode(size_t nbytes, size_t *buf_size, void **buf)
     return n;
 }
 
+int gp_h5io_lzf_decode(const void *in, size_t n, void *out, size_t cap, size_t want,
+                       size_t *got, char *why, size_t whylen)
+{
+    if (n == 0 || n > UINT_MAX) {
+        snprintf(why, whylen, "LZF chunk is corrupt: its stored size is %zu bytes", n);
+        return -1;
+    }
+    if (want > UINT_MAX) {
+        snprintf(why, whylen, "LZF: a chunk of more than %u bytes", UINT_MAX);
+        return -1;
+    }
+    if (cap > UINT_MAX) cap = UINT_MAX;
+    errno = 0;
+    const unsigned d = lzf_decompress(in, (unsigned)n, out, (unsigned)cap);
+    const int err = errno;
+    if (d != 0 && want && d != want) {
+        snprintf(why, whylen, "LZF chunk is corrupt: it decodes to %u bytes, the chunk holds %zu",
+                 d, want);
+        return -1;
+    }
+    if (d != 0) {
+        *got = d;
+        return 0;
+    }
+    if (err == E2BIG && !want) return 1;
+    if (err == E2BIG)
+        snprintf(why, whylen, "LZF chunk is corrupt: it decodes to more than the chunk's %zu bytes",
+                 want);
+    else
+        snprintf(why, whylen, "LZF chunk is corrupt (liblzf: invalid compressed data)");
+    return -1;
+}
+
 /* Decodes the LZF stream of nbytes at *buf into a new buffer: exactly `want` bytes when
  * the chunk's size is known (want > 0), else as many as the stream holds (the buffer grown
  * from *buf_size up to LZF's largest expansion). Returns the decoded size (then *buf and
  * *buf_size describe the new buffer), or 0 with an error pushed. */
 static size_t lzf_decode(size_t want, size_t nbytes, size_t *buf_size, void **buf)
 {
-    if (nbytes == 0 || nbytes > UINT_MAX) {
-        PUSH("LZF chunk is corrupt: its stored size is %zu bytes", nbytes);
+    char why[160];
+    size_t n = 0;
+    if (nbytes == 0 || nbytes > UINT_MAX) { /* refused before any output is touched */
+        gp_h5io_lzf_decode(*buf, nbytes, NULL, 0, want, &n, why, sizeof why);
+        PUSH("%s", why);
         return 0;
     }
     uint64_t most = want ? want : (uint64_t)nbytes * LZF_MAX_EXPAND;
@@ -123,30 +165,23 @@ static size_t lzf_decode(size_t want, size_t nbytes, size_t *buf_size, void **bu
             PUSH("LZF: out of memory for a chunk of %llu bytes", (unsigned long long)cap);
             return 0;
         }
-        errno = 0;
-        unsigned n = lzf_decompress(*buf, (unsigned)nbytes, out, (unsigned)cap);
-        int err = errno;
-        if (n != 0 && want && n != want) {
-            free(out);
-            PUSH("LZF chunk is corrupt: it decodes to %u bytes, the chunk holds %zu", n, want);
-            return 0;
-        }
-        if (n != 0) {
+        const int rc = gp_h5io_lzf_decode(*buf, nbytes, out, (size_t)cap, want, &n, why,
+                                          sizeof why);
+        if (rc == 0) {
             free(*buf);
             *buf = out;
             *buf_size = (size_t)cap;
             return n;
         }
         free(out);
-        if (err == E2BIG && cap < most) {
+        if (rc > 0 && cap < most) {
             cap = cap * 2 < most ? cap * 2 : most;
             continue;
         }
-        if (err == E2BIG)
-            PUSH("LZF chunk is corrupt: it decodes to more than %s%llu bytes",
-                 want ? "the chunk's " : "", (unsigned long long)most);
-        else
-            PUSH("LZF chunk is corrupt (liblzf: invalid compressed data)");
+        if (rc > 0)
+            snprintf(why, sizeof why, "LZF chunk is corrupt: it decodes to more than %llu bytes",
+                     (unsigned long long)most);
+        PUSH("%s", why);
         return 0;
     }
 }
@@ -205,6 +240,7 @@ static const H5Z_class2_t lzf_class = {
 
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 static int reg_result = -1;
+static int reg_ours = 0; /* 1: the filter 32000 HDF5 uses is ours, built on liblzf */
 
 /* Runs once per process: leaves a filter 32000 that HDF5 has already (registered by the
  * application, or a plugin found through HDF5_PLUGIN_PATH) in place, else registers ours.
@@ -216,10 +252,12 @@ static void register_once(void)
     void *data = NULL;
     int quiet = H5Eget_auto2(H5E_DEFAULT, &func, &data) >= 0 &&
                 H5Eset_auto2(H5E_DEFAULT, NULL, NULL) >= 0;
-    if (H5Zfilter_avail(LZF_ID) > 0)
+    if (H5Zfilter_avail(LZF_ID) > 0) {
         reg_result = 0;
-    else
+    } else {
         reg_result = (H5Zregister(&lzf_class) >= 0 && LZF_BUILT_IN) ? 0 : -1;
+        reg_ours = reg_result == 0;
+    }
     H5Eclear2(H5E_DEFAULT);
     if (quiet) H5Eset_auto2(H5E_DEFAULT, func, data);
 }
@@ -228,4 +266,9 @@ int gp_h5_register_filters(void)
 {
     if (pthread_once(&reg_once, register_once) != 0) return -1;
     return reg_result;
+}
+
+int gp_h5io_lzf_ours(void)
+{
+    return gp_h5_register_filters() == 0 && reg_ours;
 }

@@ -28,12 +28,8 @@ static int64_t conv_elems(size_t wide)
     return k > 0 ? (int64_t)k : 1;
 }
 
-/* pread (writing = 0) or pwrite of len bytes at byte pos of fd, looping over partial
- * transfers and EINTR, at most GP_IO_CALL_BYTES per call. Returns 0, or -1 with errno set
- * (errno 0: the file ends before len bytes could be read); *at is the byte where it
- * stopped. `fault`: fail with EIO at once (the test hook). */
-static int full_io(int writing, int fd, void *buf, size_t len, int64_t pos, int fault,
-                   int64_t *at)
+int gp_h5io_full_io(int writing, int fd, void *buf, size_t len, int64_t pos, int fault,
+                    int64_t *at)
 {
     char *p = buf;
     *at = pos;
@@ -139,8 +135,8 @@ static void read_convert(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, i
         char *dst = (char *)buf + (size_t)done * ms;
         void *tmp = fs <= ms ? (void *)dst : (void *)r->stage;
         int64_t at;
-        if (full_io(0, r->fd, tmp, (size_t)c * fs, r->raw + (off + done) * (int64_t)fs, fault,
-                    &at) != 0)
+        if (gp_h5io_full_io(0, r->fd, tmp, (size_t)c * fs, r->raw + (off + done) * (int64_t)fs,
+                            fault, &at) != 0)
             raw_failed(r, at, e);
         else if (H5Tconvert(r->ftype, memtype, (size_t)c, tmp, NULL, H5P_DEFAULT) < 0)
             fail(e, GP_IO_EREAD, "%s: %s: read failed: %s", r->in->file, r->dname,
@@ -156,8 +152,8 @@ void gp_h5io_read_raw(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, int 
     int64_t at;
     if (r->how == RD_CONVERT)
         read_convert(r, off, cnt, buf, fault, e);
-    else if (full_io(0, r->fd, buf, (size_t)cnt * r->esz, r->raw + off * (int64_t)r->esz, fault,
-                     &at) != 0)
+    else if (gp_h5io_full_io(0, r->fd, buf, (size_t)cnt * r->esz,
+                             r->raw + off * (int64_t)r->esz, fault, &at) != 0)
         raw_failed(r, at, e);
 }
 
@@ -223,8 +219,8 @@ void gp_h5io_write_posix(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const
                 break;
             }
         }
-        if (full_io(1, w->fd, out, (size_t)c * d->fsz, d->raw + (off + done) * (int64_t)d->fsz,
-                    fault, &at) != 0)
+        if (gp_h5io_full_io(1, w->fd, out, (size_t)c * d->fsz,
+                            d->raw + (off + done) * (int64_t)d->fsz, fault, &at) != 0)
             fail(e, GP_IO_EWRITE, "%s: %s: write failed: %s (at byte %lld of %s)", w->path,
                  d->name, strerror(errno), (long long)at, w->tmp);
     }

@@ -10,7 +10,21 @@
 #include <unistd.h>
 
 /* gp_h5_reader_how's names of RD_*. */
-static const char *const g_rd_how[] = {"mpiio", "hdf5", "pread", "pread+convert"};
+static const char *const g_rd_how[] = {"mpiio", "hdf5", "pread", "pread+convert", "chunks"};
+
+/* mpiio: the ranks read a dataset the same way (each rank's own chunk reads, or the
+ * collective transfer) or all go back to the collective one. Collective. */
+static void chunks_everywhere(gp_h5_reader *r, gp_err *e)
+{
+    int mine = r->how == RD_CHUNKS, all = 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, r->comm) != MPI_SUCCESS)
+        fail(e, GP_IO_EREAD, "%s: %s: MPI_Allreduce failed", r->in->file, r->dname);
+    if (mine && !all) {
+        gp_h5io_chunks_close(r->ck);
+        r->ck = NULL;
+        r->how = RD_MPIIO;
+    }
+}
 
 int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dtype as,
                       gp_h5_reader **out, char *msg, size_t msglen)
@@ -58,6 +72,9 @@ int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset,
         fail(&e, GP_IO_EREAD, "%s: %s: invalid element type %d", in->file, r->dname, (int)as);
     else if (in->io != GP_IO_MPIIO)
         gp_h5io_plan_posix(r, &e);
+    if (!e.rc && (r->how == RD_HDF5 || r->how == RD_MPIIO)) gp_h5io_plan_chunks(r);
+    if (agree(comm, &e)) goto bad;
+    if (in->io == GP_IO_MPIIO) chunks_everywhere(r, &e);
     if (agree(comm, &e)) goto bad;
     *out = r;
     return 0;
@@ -68,13 +85,19 @@ bad:
 
 const char *gp_h5_reader_how(const gp_h5_reader *r)
 {
-    return r && r->how >= 0 && r->how <= RD_CONVERT ? g_rd_how[r->how] : "?";
+    return r && r->how >= 0 && r->how <= RD_CHUNKS ? g_rd_how[r->how] : "?";
+}
+
+void gp_h5_reader_expect(gp_h5_reader *r, int64_t off, int64_t cnt)
+{
+    if (r && r->how == RD_CHUNKS) gp_h5io_chunks_expect(r, off, cnt);
 }
 
 void gp_h5_reader_close(gp_h5_reader *r)
 {
     if (!r) return;
     quiet_hdf5();
+    gp_h5io_chunks_close(r->ck);
     if (r->fd >= 0) close(r->fd);
     if (r->ftype >= 0 && H5Tclose(r->ftype) < 0) { /* nothing more to do */ }
     gp_h5io_ds_close(&r->x);
@@ -133,6 +156,11 @@ int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char
                              off, cnt, buf, file, r->dname, &e);
         return finish(&e, msg, msglen);
     }
+    if (r->how == RD_CHUNKS) { /* with mpiio still collective: every rank calls, and agrees */
+        if (!e.rc && cnt > 0) gp_h5io_read_chunks(r, off, cnt, buf, &e);
+        if (r->in->io == GP_IO_MPIIO) agree(r->comm, &e);
+        return finish(&e, msg, msglen);
+    }
     if (e.rc || cnt == 0) return finish(&e, msg, msglen);
     const int fault = gp_h5io_faults()->pread;
     if (r->how == RD_PREAD || r->how == RD_CONVERT) {
@@ -151,7 +179,7 @@ int gp_h5_read(MPI_Comm comm, const gp_h5_input *in, const char *dataset, gp_dty
     gp_h5_reader *r = NULL;
     int rc = gp_h5_reader_open(comm, in, dataset, as, &r, msg, msglen);
     if (rc) return rc;
-    if (r->how == RD_MPIIO) {
+    if (r->in->io == GP_IO_MPIIO) {
         rc = gp_h5_reader_read(r, off, cnt, buf, msg, msglen); /* agreed */
     } else {
         gp_err e;

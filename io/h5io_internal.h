@@ -10,6 +10,13 @@
  *   h5_select.c  the ranks' ranges, hyperslab selections, the collective transfer (mpiio)
  *   h5_reader.c  the reader object, H5Dread of a rank's own hyperslab
  *   h5_posix.c   the posix driver's raw-offset pread and pwrite, with their conversions
+ *   h5_chunks.c  the direct chunk path: a chunked dataset's chunks read with pread, decoded
+ *                by a pool of threads, scattered into the shard
+ *   h5_filters.c the filters undone by gpuprim itself (deflate, shuffle, fletcher32, LZF), a
+ *                table
+ *   h5_pool.c    the pool of decoding threads
+ *   h5_lzf.c     HDF5's LZF filter (h5py's) on liblzf, registered with HDF5, and its decoder,
+ *                which h5_filters.c's LZF row shares
  *   h5_target.c  the checks of an output path, the temporary name beside it
  *   h5_writer.c  the writer: create, write, finish, stage, publish, discard
  *   h5_guard.c   the temporary output file's guard against signals and exit()
@@ -165,7 +172,9 @@ void gp_h5io_transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize
 
 /* ---- the reader (h5_reader.c, its posix reads in h5_posix.c) --------------------------- */
 
-enum { RD_MPIIO, RD_HDF5, RD_PREAD, RD_CONVERT };
+enum { RD_MPIIO, RD_HDF5, RD_PREAD, RD_CONVERT, RD_CHUNKS };
+
+typedef struct gp_ck_reader gp_ck_reader; /* h5_chunks.c */
 
 struct gp_h5_reader {
     MPI_Comm comm;
@@ -184,6 +193,7 @@ struct gp_h5_reader {
     hid_t ftype;          /* RD_CONVERT: the stored type */
     size_t fsz;           /* bytes of a stored element */
     unsigned char *stage; /* RD_CONVERT to a narrower type: one piece of stored elements */
+    gp_ck_reader *ck;     /* RD_CHUNKS: the chunks' reader */
 };
 
 /* ---- the writer (h5_writer.c, its posix writes in h5_posix.c) -------------------------- */
@@ -236,6 +246,114 @@ void gp_h5io_open_pwrite(gp_h5_writer *w, gp_err *e);
  * converted pieces where it is stored as another type. */
 void gp_h5io_write_posix(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
                          gp_err *e);
+
+/* pread (writing = 0) or pwrite of len bytes at byte pos of fd, looping over partial
+ * transfers and EINTR. Returns 0, or -1 with errno set (errno 0: the file ends before len
+ * bytes could be read); *at is the byte where it stopped. `fault`: fail with EIO at once (the
+ * test hook). Thread-safe. */
+int gp_h5io_full_io(int writing, int fd, void *buf, size_t len, int64_t pos, int fault,
+                    int64_t *at);
+
+/* ---- the direct chunk path (h5_chunks.c, h5_filters.c, h5_pool.c) --------------------- */
+
+/* The process's choice of chunk reads (gp_h5_set_chunk_reads; the defaults until then). */
+const gp_h5_chunk_reads *gp_h5io_chunk_reads(void);
+
+/* Plans a reader's direct chunk path: r->how becomes RD_CHUNKS (r->ck set) where the dataset
+ * is chunked, every filter of its pipeline is one of h5_filters.c's, its file can be opened
+ * for pread and it has no user block; else r->how stays as it was (the caller's H5Dread or
+ * collective path). Never an error: what it cannot serve goes the old way. Local. */
+void gp_h5io_plan_chunks(gp_h5_reader *r);
+
+/* RD_CHUNKS: the elements [off, off+cnt) (checked by the caller) into buf: the chunks that
+ * hold them read and decoded by the pool, in order, ahead of the reads to come within the
+ * expected range (gp_h5io_chunks_expect), each scattered and converted into buf. A corrupt,
+ * truncated or checksum-failing chunk fails with its offset named. Local. */
+void gp_h5io_read_chunks(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, gp_err *e);
+
+/* RD_CHUNKS: the reads to come go through [off, off+cnt) in increasing order (a no-op when
+ * the current expectation already covers them from where the reads have got to). */
+void gp_h5io_chunks_expect(gp_h5_reader *r, int64_t off, int64_t cnt);
+
+/* The threads of one reader: `threads` when > 0, else the cores this process may run on
+ * (`mine`), but no more than its share of the machine's `online` cores among `node_ranks`
+ * ranks (at least 1). Pure. */
+int gp_h5io_thread_share(int threads, int node_ranks, int mine, int online);
+
+/* Frees r->ck (the threads stopped first). NULL-safe. */
+void gp_h5io_chunks_close(gp_ck_reader *ck);
+
+/* The pool: a task is a gp_pool_task at the start of the caller's record. */
+typedef struct gp_pool_task {
+    struct gp_pool_task *next;
+    int done; /* 1 once run (-1: dropped by gp_h5io_pool_drain); read it through the pool */
+} gp_pool_task;
+typedef struct gp_pool gp_pool;
+/* Runs task t on thread `worker` (0 .. threads-1); arg is the pool's. */
+typedef void (*gp_pool_fn)(gp_pool_task *t, int worker, void *arg);
+
+/* Starts nthreads (>= 1) threads that run fn on the submitted tasks. NULL on failure (no
+ * thread left running) with the reason in why. */
+gp_pool *gp_h5io_pool_create(int nthreads, gp_pool_fn fn, void *arg, char *why, size_t whylen);
+/* The number of threads of p (0 for NULL). */
+int gp_h5io_pool_threads(const gp_pool *p);
+/* Queues t (first in, first out). Never fails. */
+void gp_h5io_pool_submit(gp_pool *p, gp_pool_task *t);
+/* Waits until t has run (or was dropped); at once when t->done was set before t was ever
+ * submitted. NULL-safe. */
+void gp_h5io_pool_wait(gp_pool *p, gp_pool_task *t);
+/* Drops the queued tasks (done = -1) and waits for the running ones. NULL-safe. */
+void gp_h5io_pool_drain(gp_pool *p);
+/* gp_h5io_pool_drain, then stops the threads and frees p. NULL-safe. */
+void gp_h5io_pool_destroy(gp_pool *p);
+
+/* The filters (h5_filters.c). HDF5 allows 32 filters in a pipeline. */
+#define GP_CK_MAXFILTERS 32
+typedef struct gp_ck_decoder gp_ck_decoder;
+typedef struct gp_ck_filter {
+    const gp_ck_decoder *dec;
+    unsigned cd[8]; /* the filter's client data (shuffle: the element size) */
+} gp_ck_filter;
+typedef struct gp_ck_pipe {
+    int n;
+    gp_ck_filter f[GP_CK_MAXFILTERS]; /* in the write path's order */
+    size_t chunk_bytes;               /* a whole chunk of stored elements */
+} gp_ck_pipe;
+typedef struct gp_ck_scratch gp_ck_scratch; /* one decoding thread's state */
+
+/* The pipeline of creation property list dcpl for chunks of chunk_bytes into *p: 0, or -1
+ * with why when a filter is not in the table or the sizes cannot be followed. */
+int gp_h5io_pipe_plan(hid_t dcpl, size_t chunk_bytes, gp_ck_pipe *p, char *why, size_t whylen);
+/* 1 when some filter of p is applied to a chunk with filter mask `mask`, else 0. */
+int gp_h5io_pipe_active(const gp_ck_pipe *p, unsigned mask);
+/* Undoes the filters of p not skipped by `mask` on the n stored bytes raw, the restored chunk
+ * (p->chunk_bytes) into out: 0, or -1 with why (corrupt, truncated, checksum, memory).
+ * Thread-safe with one scratch per thread. */
+int gp_h5io_pipe_undo(const gp_ck_pipe *p, gp_ck_scratch *s, unsigned mask,
+                      const unsigned char *raw, size_t n, unsigned char *out, char *why,
+                      size_t whylen);
+/* A thread's scratch (NULL: out of memory), its raw buffer grown to n bytes (NULL: out of
+ * memory), and its release. */
+gp_ck_scratch *gp_h5io_scratch_new(void);
+unsigned char *gp_h5io_scratch_raw(gp_ck_scratch *s, size_t n);
+void gp_h5io_scratch_free(gp_ck_scratch *s);
+/* HDF5's Fletcher-32 checksum of n bytes. */
+uint32_t gp_h5io_fletcher32(const void *data, size_t n);
+/* The inflate library built in: "libdeflate", "zlib" or "none". */
+const char *gp_h5io_inflater(void);
+/* LZF (h5_lzf.c; built with liblzf only, GPUPRIM_HAVE_LZF): decodes the LZF stream of the n
+ * bytes at in into out, which has room for cap bytes. want > 0: the stream must decode to
+ * exactly want bytes (cap >= want). Returns 0 with *got the decoded count; 1 (want == 0
+ * only) when the stream holds more than cap bytes, so that the caller may grow out; -1 with
+ * why ("LZF chunk is corrupt: ...") for a stream that is invalid or decodes to another
+ * size, a stored size n of 0 or over 4 GiB (refused before out is touched), or want over
+ * 4 GiB. No HDF5 call: safe on any thread (h5_filters.c's LZF row, HDF5's filter). */
+int gp_h5io_lzf_decode(const void *in, size_t n, void *out, size_t cap, size_t want,
+                       size_t *got, char *why, size_t whylen);
+/* 1 when the filter 32000 HDF5 applies is gpuprim's own, built on liblzf (registered by
+ * gp_h5_register_filters, which this calls first), else 0: an LZF filter of the application
+ * or a plugin (HDF5_PLUGIN_PATH) stays the one that reads, through H5Dread. */
+int gp_h5io_lzf_ours(void);
 
 /* ---- the output's target and guard (h5_target.c, h5_guard.c) --------------------------- */
 

@@ -23,7 +23,11 @@
 # Launcher: $MPIRUN, else mpirun on PATH (Open MPI). Added only when needed:
 #   --allow-run-as-root  when running as root;
 #   --oversubscribe      when there are more ranks than slots (physical cores, or
-#                        SLURM_NTASKS inside a Slurm allocation).
+#                        SLURM_NTASKS inside a Slurm allocation);
+#   --bind-to none       for 1 or 2 ranks, which Open MPI would bind to one core each: a
+#                        rank's threads that inflate compressed chunks then share the node's
+#                        cores (more ranks are bound to their socket, which leaves them its
+#                        cores).
 # Program: $GPUPRIM_BIN, else build/gpuprim_mpi of this repository, else gpuprim_mpi on PATH.
 # Exit status: gpuprim_mpi's (see gpuprim_mpi --help); 2 for a bad -n or no arguments.
 set -eu
@@ -90,6 +94,7 @@ command -v "$launcher" >/dev/null 2>&1 || { echo "run_node.sh: $launcher not fou
 extra=""
 [ "$(id -u)" = 0 ] && extra="$extra --allow-run-as-root"
 [ "$np" -gt "$slots" ] && extra="$extra --oversubscribe"
+[ "$np" -le 2 ] && extra="$extra --bind-to none"
 
 bin=${GPUPRIM_BIN:-}
 if [ -z "$bin" ]; then

@@ -25,6 +25,8 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->xchg_stage, "GPUPRIM_EXCHANGE_STAGE"},
         {&e->xchg_node_ranks, "GPUPRIM_EXCHANGE_NODE_RANKS"},
         {&e->read_piece, "GPUPRIM_READ_PIECE_BYTES"},
+        {&e->inflate_threads, "GPUPRIM_INFLATE_THREADS"},
+        {&e->direct_chunks, "GPUPRIM_DIRECT_CHUNKS"},
     };
     for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) *vars[i].field = getenv(vars[i].name);
 }
@@ -114,6 +116,9 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
     t->xchg_stage = e->xchg_stage && strcmp(e->xchg_stage, "1") == 0;
     t->xchg_node_ranks = (int)positive(e->xchg_node_ranks, INT_MAX);
     t->read_piece_bytes = positive(e->read_piece, INT64_MAX);
+    const int64_t th = positive(e->inflate_threads, INT64_MAX);
+    t->inflate_threads = th > 1024 ? 1024 : (int)th;
+    t->direct_chunks = !(e->direct_chunks && strcmp(e->direct_chunks, "0") == 0);
 }
 
 static gp_tuning g_tuning;

@@ -16,12 +16,18 @@
  *   GPUPRIM_EXCHANGE_STAGE=1         stage through host pieces also where MPI could take the
  *                                    memory itself (a test knob)
  *   GPUPRIM_EXCHANGE_NODE_RANKS=<k>  count a node's ranks as nodes of k ranks (a test knob)
- * and the job's (src/job.c):
+ * the job's (src/job.c):
  *   GPUPRIM_READ_PIECE_BYTES=<bytes> bytes per piece of the file job's reads and writes
  *                                    through host memory (a test and tuning knob)
+ * and the input's (io/h5_chunks.c, through gpuprim_mpi's gp_h5_set_chunk_reads):
+ *   GPUPRIM_INFLATE_THREADS=<n>      threads that decode a rank's chunks (up to 1024; default:
+ *                                    its share of the node's cores)
+ *   GPUPRIM_DIRECT_CHUNKS=0          read chunked datasets with H5Dread, as before the direct
+ *                                    chunk path (a test and comparison knob)
  *
- * Every integer knob is read by one rule, gp_knob_int's (below); GPUPRIM_SORT_GRAPH and
- * GPUPRIM_EXCHANGE_STAGE are flags, which only the exact value shown sets.
+ * Every integer knob is read by one rule, gp_knob_int's (below); GPUPRIM_SORT_GRAPH,
+ * GPUPRIM_EXCHANGE_STAGE and GPUPRIM_DIRECT_CHUNKS are flags, which only the exact value shown
+ * sets.
  *
  * Private to the library, the program and their tests and benchmarks (not installed). */
 #ifndef GP_TUNING_H
@@ -41,6 +47,7 @@ typedef struct gp_tuning_env {
     const char *mem_limit;
     const char *xchg_piece, *xchg_stage, *xchg_node_ranks;
     const char *read_piece;
+    const char *inflate_threads, *direct_chunks;
 } gp_tuning_env;
 
 /* The values of gp_tuning.scan_algo (0: the built-in default, look-back). */
@@ -64,6 +71,8 @@ typedef struct gp_tuning {
     int xchg_stage;            /* 1 for "1", else 0 */
     int xchg_node_ranks;       /* a positive count up to INT_MAX, or 0 */
     int64_t read_piece_bytes;  /* a positive byte count, or 0 */
+    int inflate_threads;       /* a positive count up to 1024 (larger ones: 1024), or 0 */
+    int direct_chunks;         /* 1 (default) or 0 for "0" */
 } gp_tuning;
 
 /* The one rule of every integer knob (this record's, GPUPRIM_FAULT's rank, SLURM_LOCALID):

@@ -368,6 +368,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     j.msglen = msglen;
     gp_fault_from_env(&j.fault);
     gp_fault_set_io(&j.fault, j.rank); /* pread, pwrite, tmpfile: io/'s test hooks */
+    gp_set_chunk_reads(res->run.node_ranks); /* the direct chunk path and its threads */
     gp_superacc_zero(&j.av);
     gp_superacc_zero(&j.aq);
 

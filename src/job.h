@@ -28,6 +28,7 @@ typedef struct gp_result_run {
                                      included): the ranks of its GPU on the node, or for the
                                      CPU backend the ranks of the node; 0 counts as 1. Each
                                      counts 1/mem_share of the free memory (gp_run_file) */
+    int node_ranks;               /* ranks on this rank's node (the binding's local size) */
     gp_binding *bindings;         /* every rank's binding, in rank order (rank 0; NULL
                                      elsewhere), for the JSON report */
     int function_mode;            /* 1: the function job (gp_result.fn), else the file job */

@@ -60,6 +60,10 @@ static int visit_chunks(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
     int err = piece_buffers(j, cap, xdata, &dev, &dx);
     if (!err) err = gp_open_reader(j, NULL, j->dt, &ry);
     if (!err && xdata) err = gp_open_reader(j, j->o->xdataset, GP_F64, &rx);
+    /* the direct chunk path decodes across the pieces' bounds, each file chunk once, the
+     * next pieces' chunks while a piece is visited */
+    if (!err) gp_h5_reader_expect(ry, j->off, j->cnt);
+    if (!err && xdata) gp_h5_reader_expect(rx, j->off, j->cnt);
     gp_progress_work(j->nchunks); /* the phase's progress line counts chunks */
     for (int64_t k = 0; !err && k < j->nchunks; k++) {
         const int64_t lo = k * j->chunk < j->cnt ? k * j->chunk : j->cnt; /* k*chunk < m+chunk */

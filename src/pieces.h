@@ -24,7 +24,9 @@ typedef int (*gp_piece_fn)(struct gp_job *j, const void *dev, const double *dx, 
  * until the sort), one piece, the whole shard; chunked, j->nchunks pieces of at most
  * j->chunk elements, each read and uploaded (gp_read_upload; the same number of reader calls
  * on every rank, empty ones past a short shard's end, as the mpiio driver's collective
- * reads need; visits only of non-empty pieces, but for an empty shard's one). xdata: the
+ * reads need; visits only of non-empty pieces, but for an empty shard's one; the readers
+ * are told the whole shard first, gp_h5_reader_expect, so that the direct chunk path decodes
+ * the next pieces' chunks while one is visited, each file chunk once). xdata: the
  * --x coordinates are read and uploaded too (resident: into a buffer of the shard's size,
  * freed at the end). The time of reads and uploads is booked in their rows; the visitor
  * books its own. Collective: the ranks agree on every error after each piece's read and

@@ -9,6 +9,7 @@
 
 #include "job_internal.h"
 #include "progress.h"
+#include "tuning.h"
 
 /* ---- the pieces ------------------------------------------------------------------------ */
 
@@ -79,6 +80,13 @@ static int64_t progress_piece(size_t sz, int64_t m, int64_t *npieces)
 
 /* ---- the read -------------------------------------------------------------------------- */
 
+void gp_set_chunk_reads(int node_ranks)
+{
+    const gp_tuning *t = gp_tuning_get();
+    const gp_h5_chunk_reads c = {t->direct_chunks, t->inflate_threads, node_ranks};
+    gp_h5_set_chunk_reads(&c);
+}
+
 int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r)
 {
     const double tp = now();
@@ -102,6 +110,7 @@ int gp_read_upload(gp_job *j, gp_h5_reader *r, size_t sz, int64_t off, int64_t c
             pe = progress_piece(sz, m, &np);
     }
     double tp = now();
+    gp_h5_reader_expect(r, off, cnt);
     for (int64_t p = 0; p < np; p++) {
         const int64_t lo = p * pe < cnt ? p * pe : cnt;
         const int64_t c = cnt - lo < pe ? cnt - lo : pe;

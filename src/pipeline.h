@@ -37,6 +37,11 @@ int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t mos
  * CUDA; job_release frees them). Returns 0 or GP_EXIT_DEVICE with j->msg set. */
 int gp_pieces_alloc(gp_job *j, int64_t span);
 
+/* How this process reads chunked input (gp_h5_set_chunk_reads): the direct chunk path unless
+ * GPUPRIM_DIRECT_CHUNKS=0, with GPUPRIM_INFLATE_THREADS threads per rank, else the rank's
+ * share of its node's cores among its node_ranks ranks (the tuning record's knobs). */
+void gp_set_chunk_reads(int node_ranks);
+
 /* Opens a reader of dataset (NULL: the input's) as type `as`, books the time in the read
  * row. Collective (agreed). */
 int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r);
@@ -44,16 +49,18 @@ int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r
 /* Reads [off, off + cnt) through reader r (sz bytes per element) into dev[0, cnt) of the
  * backend's memory: on the CPU backend straight into it, else through the two pinned
  * pieces of j->x, each piece's upload (be->upload_async) running while the next piece is
- * read. m is the largest shard or chunk (the same on every rank, so that every rank makes
- * the same number of calls, as the mpiio driver's collective ones need). `progress`: the
- * reads are the current phase's work (gp_progress_work, in bytes, counted per piece; a read
- * that would be one call goes in pieces of 256 MiB where this rank shows progress and
- * reads with the posix driver), and the upload phase starts a progress line when the reads
- * end. Books the read time in the read
- * row and the final wait for the uploads in the upload row. A failed upload does not stop
- * the reads (with mpiio the other ranks are in them); it is reported after the last one.
- * Returns 0 or a GP_IO_* / GP_EXIT_DEVICE code with j->msg set: with the posix driver the
- * error is this rank's own (as is an upload's; the caller agrees). */
+ * read. A chunked input read by the direct chunk path is told the range first
+ * (gp_h5_reader_expect, unless the caller told it a range that covers this one): its pool
+ * decodes the chunks of the next pieces while a piece uploads. m is the largest shard or
+ * chunk (the same on every rank, so that every rank makes the same number of calls, as the
+ * mpiio driver's collective ones need). `progress`: the reads are the current phase's work
+ * (gp_progress_work, in bytes, counted per piece; a read that would be one call goes in
+ * pieces of 256 MiB where this rank shows progress and reads with the posix driver), and
+ * the upload phase starts a progress line when the reads end. Books the read time in the
+ * read row and the final wait for the uploads in the upload row. A failed upload does not
+ * stop the reads (with mpiio the other ranks are in them); it is reported after the last
+ * one. Returns 0 or a GP_IO_* / GP_EXIT_DEVICE code with j->msg set: with the posix driver
+ * the error is this rank's own (as is an upload's; the caller agrees). */
 int gp_read_upload(gp_job *j, gp_h5_reader *r, size_t sz, int64_t off, int64_t cnt, int64_t m,
                    void *dev, int progress);
 

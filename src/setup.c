@@ -141,6 +141,7 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
                     per_gpu);
     }
     run->ranks = size;
+    run->node_ranks = bind->local_size;
     run->backend = (*be)->name;
     run->gpus_visible = ndev;
     run->ranks_per_gpu_max = per_gpu;

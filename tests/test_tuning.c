@@ -132,6 +132,24 @@ int main(void)
               t.xchg_stage, t.xchg_node_ranks);
     }
 
+    /* the input's knobs: threads digits alone, positive, at most 1024; only "0" turns the
+     * direct chunk path off */
+    const struct { const char *threads, *direct; int want_threads, want_direct; } ck[] = {
+        {NULL, NULL, 0, 1},   {"1", "0", 1, 0},     {"16", "1", 16, 1},  {"1024", "00", 1024, 1},
+        {"1025", "", 1024, 1}, {"0", "no", 0, 1},   {"-3", " 0", 0, 1},  {"4x", "0 ", 0, 1},
+        {"", NULL, 0, 1},     {"99999999999999999999", "false", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++) {
+        gp_tuning_env x = none;
+        x.inflate_threads = ck[i].threads;
+        x.direct_chunks = ck[i].direct;
+        t = parse(x);
+        CHECK(t.inflate_threads == ck[i].want_threads && t.direct_chunks == ck[i].want_direct,
+              "input knobs '%s' '%s': threads %d direct %d",
+              ck[i].threads ? ck[i].threads : "(unset)", ck[i].direct ? ck[i].direct : "(unset)",
+              t.inflate_threads, t.direct_chunks);
+    }
+
     gp_tuning_env e = none;
     e.sort_smem = "140000";
     e.sort_graph = "0";

@@ -14,9 +14,21 @@
  *   - posix: every rank opens the file on its own, read-only, with HDF5's sec2 driver and no
  *     file lock; a contiguous, allocated dataset stored as the memory type is read with
  *     pread at its raw offset (H5Dget_offset), a contiguous one of another stored type with
- *     pread + H5Tconvert, anything else (chunked, filtered, compact, virtual, external,
- *     never written) with H5Dread of the rank's own hyperslab; outputs are created by rank 0
- *     (metadata, allocation) and every rank pwrites its part at the dataset's raw offset.
+ *     pread + H5Tconvert, a chunked one as below, anything else (compact, virtual,
+ *     external, never written, chunks with other filters) with H5Dread of the rank's own
+ *     hyperslab; outputs are created by rank 0 (metadata, allocation) and every rank pwrites
+ *     its part at the dataset's raw offset.
+ *
+ * Direct chunk reads (either driver): a chunked dataset whose filters are all ones gpuprim
+ * undoes itself (deflate, shuffle, fletcher32, LZF where gpuprim's own LZF filter is
+ * HDF5's, or none) is read chunk by chunk: each rank finds the chunks of its range
+ * (H5Dget_chunk_info_by_coord, or H5Dchunk_iter where the HDF5 has it), preads their stored
+ * bytes, and a pool of threads undoes the filters (libdeflate's inflate, or zlib's where
+ * libdeflate is missing; liblzf) and checks the checksums,
+ * ahead of the reads to come (gp_h5_reader_expect); the rank's elements are copied out of
+ * each chunk and converted as H5Dread would (H5Tconvert). Chunks never written are read
+ * with H5Dread (the fill value). The same bytes as H5Dread; gp_h5_set_chunk_reads turns it
+ * off or sets the threads.
  *
  * Every function here is collective over `comm` unless it says otherwise: each rank calls
  * it, also a rank whose shard is empty. On failure every rank returns the same non-zero
@@ -151,9 +163,18 @@ int gp_h5_reader_open(MPI_Comm comm, const gp_h5_input *in, const char *dataset,
 int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char *msg,
                       size_t msglen);
 
+/* The reads to come through reader r go through [off, off+cnt) in increasing order: the
+ * direct chunk path decodes the chunks of that range ahead of the reads (while the caller
+ * uploads what it read), and keeps a chunk that the next read needs again. A no-op for
+ * other readers, and when the current expectation already covers the range from where the
+ * reads have got to. Without it, each read decodes its own chunks (in parallel). A read
+ * outside the expectation starts afresh. Not collective. */
+void gp_h5_reader_expect(gp_h5_reader *r, int64_t off, int64_t cnt);
+
 /* How a reader moves the data (gp_h5_reader_how): "pread" (raw bytes straight into the
- * buffer), "pread+convert" (raw bytes, then H5Tconvert), "hdf5" (H5Dread of the rank's
- * hyperslab through its own open), "mpiio" (collective MPI-IO). Not collective. */
+ * buffer), "pread+convert" (raw bytes, then H5Tconvert), "chunks" (the direct chunk path),
+ * "hdf5" (H5Dread of the rank's hyperslab through its own open), "mpiio" (collective MPI-IO).
+ * Not collective. */
 const char *gp_h5_reader_how(const gp_h5_reader *r);
 
 /* Closes a reader (NULL: nothing). Not collective. */
@@ -276,6 +297,18 @@ typedef struct gp_h5_faults {
 /* Sets the test hooks of this process (NULL: none, the start state). Not collective; call
  * it before the opens it is for. */
 void gp_h5_set_faults(const gp_h5_faults *f);
+
+/* How this process reads chunked datasets: `direct` (1, the start state) takes the direct
+ * chunk path where it applies, 0 reads every chunked dataset with H5Dread as before;
+ * `threads` (> 0) decode the chunks of one reader, else (0, the start state) the cores this
+ * process may run on (sched_getaffinity), but no more than its share of the machine's cores
+ * among `node_ranks` ranks on the node (0 or 1: all of them; gpuprim_mpi gives its
+ * node-local rank count, and GPUPRIM_INFLATE_THREADS as `threads`). NULL: the start state.
+ * Not collective; call it before the readers it is for are opened. */
+typedef struct gp_h5_chunk_reads {
+    int direct, threads, node_ranks;
+} gp_h5_chunk_reads;
+void gp_h5_set_chunk_reads(const gp_h5_chunk_reads *c);
 
 /* Renames the file staged by gp_h5_write_many_staged to its path (rank 0; not collective:
  * the caller shares the outcome). Returns 0, also when nothing is staged (other ranks), or

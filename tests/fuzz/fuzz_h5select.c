@@ -12,7 +12,8 @@
  *     references, bitfields, a 16-byte integer);
  *   - a scalar, null or simple dataspace of rank 1..3 with dimensions 0..8 (rank 1 up to
  *     ~2000), fixed or unlimited (then created smaller and extended);
- *   - contiguous, compact, chunked (gzip, shuffle, fletcher32, nbit, scale-offset) or
+ *   - contiguous, compact, chunked (gzip or, built with liblzf, LZF; shuffle, fletcher32,
+ *     nbit, scale-offset) or
  *     external raw storage; written, its first rows written (the rest, and chunks never
  *     written, read as the fill value), or not written at all (a set or default fill);
  *   - soft links (to a dataset, a group, nowhere), external links (to a dataset of a second
@@ -33,6 +34,14 @@
  *     written (or the fill value), for every sub-range;
  *   - no HDF5 object stays open after gp_h5_close or a failed gp_h5_open, and the sanitizers
  *     see no overflow, use after free, leak or undefined behaviour in our code.
+ * A chunked dataset whose filters gpuprim undoes takes the direct chunk path (io/h5_chunks.c)
+ * in those reads, with 1-3 decoding threads (by the description's seed; the H5Dchunk_iter
+ * table path, emulated where the HDF5 lacks the call); then it is read again through one
+ * reader in pieces of a chosen size from a chosen offset, with or without the expected
+ * range, with 1, 2, 3 or 64 threads, and back from the start; once more with the direct path
+ * off; and, for a chunk stored with deflate or Fletcher-32 (LZF has no check), after one of
+ * its bytes is changed: every read must give the written values, and the damaged one a
+ * clean error that names the chunk's offset.
  * A failed invariant prints the description and aborts (libFuzzer saves the input);
  * GP_FUZZ_DESCRIBE=1 prints every description (and HDF5's errors while writing it),
  * GP_FUZZ_LOG=1 every error message, GP_FUZZ_KEEP=1 keeps the last files at exit.
@@ -105,6 +114,7 @@ typedef struct ds {
     int sc, rank, unlim;
     hsize_t dims[3], chunk[3];
     int layout, gzip, shuffle, fletcher, nbit, sofs;
+    int lzf; /* LZF (32000) in gzip's place (a build with liblzf: GPUPRIM_HAVE_LZF) */
     int written, fillset, attr; /* written: 0 no, 1 all, 2 the first `rows` of dim 0 */
     hsize_t rows;
     int64_t nwritten;         /* leading elements (row-major) written; the rest: fill */
@@ -152,7 +162,7 @@ static char F_MAIN[512], F_EXT[512], F_RAW[512];
 /* what the inputs exercised (printed at exit) */
 static struct {
     long inputs, unbuildable, open_ok, open_ok_strict, open_err, read_ok, read_err, range_err,
-        x_ok, x_err;
+        x_ok, x_err, pieces, damaged;
 } N;
 
 static void describe(const spec *S)
@@ -169,8 +179,9 @@ static void describe(const spec *S)
         for (int k = 0; k < d->rank; k++) fprintf(stderr, " %llu", (unsigned long long)d->dims[k]);
         fprintf(stderr, "%s, %s", d->unlim ? " (unlimited)" : "", lnames[d->layout]);
         if (d->layout == L_CHUNK)
-            fprintf(stderr, " gzip %d shuffle %d fletcher %d nbit %d sofs %d", d->gzip,
-                    d->shuffle, d->fletcher, d->nbit, d->sofs);
+            fprintf(stderr, " %s %d shuffle %d fletcher %d nbit %d sofs %d",
+                    d->lzf ? "lzf (gzip)" : "gzip", d->gzip, d->shuffle, d->fletcher, d->nbit,
+                    d->sofs);
         fprintf(stderr, ", variant %u, %s%s, n %lld, must_ok %d must_fail %d\n", d->var,
                 d->written == 1 ? "written" : d->written == 2 ? "first rows written" : "unwritten",
                 d->fillset ? " (fill set)" : "",
@@ -369,6 +380,21 @@ static hid_t make_type(const ds *d)
 static const char *const base_names[] = {"data", "x", "t", "values", "with space", "\xc3\xbcml",
                                          "a.b", "-dash"};
 
+/* 1 when d's gzip becomes LZF (a build with liblzf): a quarter of the gzip datasets, by a
+ * field read already, so that the seeds keep their meaning; never after n-bit or
+ * scale-offset: gpuprim's LZF filter takes cd_values[2], the chunk's size, as the size its
+ * stream decodes to, which their smaller output is not (h5py's filter, which takes it as a
+ * first guess, reads such files). */
+static int lzf_instead(const ds *d)
+{
+#ifdef GPUPRIM_HAVE_LZF
+    return d->gzip >= 0 && d->seed % 4 == 0 && !d->nbit && !d->sofs;
+#else
+    (void)d;
+    return 0;
+#endif
+}
+
 static void decode_ds(rd *r, spec *S, int i)
 {
     ds *d = &S->d[i];
@@ -443,6 +469,7 @@ static void decode_ds(rd *r, spec *S, int i)
     if (d->written == 2 && d->sc != S_SIMPLE) d->written = 1;
     d->rows = d->written == 2 ? pick(r, (unsigned)d->dims[0] + 1) : 0;
     d->nwritten = d->written == 1 ? d->n : 0;
+    d->lzf = lzf_instead(d);
     if (d->written == 2) {
         d->nwritten = (int64_t)d->rows;
         for (int k = 1; k < d->rank; k++) d->nwritten *= (int64_t)d->dims[k];
@@ -613,7 +640,9 @@ static int write_ds(hid_t fid, hid_t loc, ds *d, int k)
         if (d->nbit && H5Pset_nbit(dcpl) < 0) bad = 1;
         if (d->sofs && H5Pset_scaleoffset(dcpl, H5Z_SO_INT, H5Z_SO_INT_MINBITS_DEFAULT) < 0) bad = 1;
         if (d->shuffle && H5Pset_shuffle(dcpl) < 0) bad = 1;
-        if (d->gzip >= 0 && H5Pset_deflate(dcpl, (unsigned)d->gzip) < 0) bad = 1;
+        if (d->gzip >= 0 && (d->lzf ? H5Pset_filter(dcpl, 32000, H5Z_FLAG_OPTIONAL, 0, NULL)
+                                    : H5Pset_deflate(dcpl, (unsigned)d->gzip)) < 0)
+            bad = 1;
         if (d->fletcher && H5Pset_fletcher32(dcpl) < 0) bad = 1;
     } else if (!bad && d->layout == L_COMPACT) {
         if (H5Pset_layout(dcpl, H5D_COMPACT) < 0) bad = 1;
@@ -834,6 +863,98 @@ static int do_read(const gp_h5_input *in, const char *name, gp_dtype as, int64_t
     return gp_h5_read(MPI_COMM_WORLD, in, name, as, off, cnt, *buf, msg, MSGLEN);
 }
 
+/* Reads [from, n) of in's dataset through one reader, in pieces of `piece` (gp_h5_reader_expect
+ * first when `expect`), then [0, piece) again (the stream starts afresh): the values of d. */
+static void read_pieces(const spec *S, const gp_h5_input *in, const ds *d, gp_dtype dt,
+                        int64_t from, int64_t piece, int expect, char *msg)
+{
+    const int64_t n = in->n, first = piece < n ? piece : n;
+    const size_t esz = gp_dtype_size(dt);
+    gp_h5_reader *rd = NULL;
+    void *buf = malloc((size_t)n * esz);
+    CHECK(S, buf != NULL, "out of memory");
+    int rc = gp_h5_reader_open(MPI_COMM_WORLD, in, NULL, dt, &rd, msg, MSGLEN);
+    CHECK(S, rc == 0, "reader open after a whole read worked: %s", msg);
+    if (expect) gp_h5_reader_expect(rd, from, n - from);
+    for (int64_t at = from; at < n; at += piece) {
+        const int64_t c = n - at < piece ? n - at : piece;
+        rc = gp_h5_reader_read(rd, at, c, (char *)buf + (size_t)at * esz, msg, MSGLEN);
+        CHECK(S, rc == 0, "piece [%lld, +%lld) (%s, %s): %s", (long long)at, (long long)c,
+              gp_h5_reader_how(rd), expect ? "expected" : "unexpected", msg);
+    }
+    check_values(S, d, 0, dt, from, n - from, (char *)buf + (size_t)from * esz, "pieces");
+    rc = gp_h5_reader_read(rd, 0, first, buf, msg, MSGLEN);
+    CHECK(S, rc == 0, "the first piece again: %s", msg);
+    check_values(S, d, 0, dt, 0, first, buf, "the first piece again");
+    gp_h5_reader_close(rd);
+    free(buf);
+}
+
+/* A byte of one stored chunk of in's dataset changed in the file, where the chunk's filters
+ * (deflate, Fletcher-32) check it: the direct path's read fails cleanly, naming a chunk, or
+ * (a change no check sees) gives the written values. Returns 1 when it failed. */
+static int damage_chunk(const spec *S, rd *r, const gp_h5_input *in, const ds *d, gp_dtype dt,
+                        char *msg)
+{
+    hsize_t nck = 0, offset[3];
+    unsigned mask = 0;
+    haddr_t addr = HADDR_UNDEF;
+    hsize_t size = 0;
+    hid_t fs = H5Dget_space(in->did);
+    const unsigned k = pick(r, 64), at = u16(r);
+    int ok = fs >= 0 && H5Dget_num_chunks(in->did, fs, &nck) >= 0 && nck > 0 &&
+             H5Dget_chunk_info(in->did, fs, k % nck, offset, &mask, &addr, &size) >= 0;
+    if (fs >= 0) H5Sclose(fs);
+    /* the filters in the order set (write_ds): shuffle?, deflate or LZF?, fletcher32? (LZF
+     * checks nothing: a damaged stream may decode to other values of the right length) */
+    const int idef = d->shuffle, ifl = d->shuffle + (d->gzip >= 0);
+    const int checked = (d->gzip >= 0 && !d->lzf && !(mask & 1u << idef)) ||
+                        (d->fletcher && !(mask & 1u << ifl));
+    if (!ok || !checked || addr == HADDR_UNDEF || size == 0) return 0;
+    FILE *f = fopen(F_MAIN, "r+b");
+    CHECK(S, f != NULL, "cannot open %s to damage it", F_MAIN);
+    const long pos = (long)(addr + at % size);
+    int c = fseek(f, pos, SEEK_SET) == 0 ? fgetc(f) : EOF;
+    int bad = c == EOF || fseek(f, pos, SEEK_SET) != 0 ||
+              fputc(c ^ (1 + (int)(at >> 8) % 255), f) == EOF;
+    if (fclose(f) != 0) bad = 1;
+    CHECK(S, !bad, "cannot damage %s", F_MAIN);
+    void *buf;
+    const int rc = do_read(in, NULL, dt, 0, in->n, &buf, msg);
+    /* a change the checks cannot see (the padding bits after a deflate stream's last code)
+     * changes nothing: the written values */
+    if (rc == 0) check_values(S, d, 0, dt, 0, in->n, buf, "an unseen change of a chunk");
+    free(buf);
+    if (rc == 0) return 0;
+    check_msg(S, rc, msg, in->dataset, "a damaged chunk");
+    CHECK(S, rc == GP_IO_EREAD && strstr(msg, "chunk at offset ["),
+          "a damaged chunk (byte %ld): rc %d: %s", pos, rc, msg);
+    return 1;
+}
+
+/* The direct chunk path of a chunked dataset that read whole: see the top of the file. */
+static void direct_chunks(const spec *S, rd *r, const gp_h5_input *in, const ds *d, gp_dtype dt,
+                          char *msg)
+{
+    const int64_t n = in->n;
+    if (d->layout != L_CHUNK || n == 0 || n > MAXN) return;
+    static const int threads[4] = {1, 2, 3, 64};
+    const gp_h5_chunk_reads cr = {1, threads[pick(r, 4)], 0}, off = {0, 0, 0};
+    gp_h5_set_chunk_reads(&cr);
+    const int64_t piece = 1 + (int64_t)(u16(r) % (unsigned)n);
+    const int64_t from = (int64_t)(u16(r) % (unsigned)n);
+    read_pieces(S, in, d, dt, from, piece, (int)pick(r, 2), msg);
+    N.pieces++;
+    gp_h5_set_chunk_reads(&off);
+    void *buf;
+    int rc = do_read(in, NULL, dt, 0, n, &buf, msg);
+    CHECK(S, rc == 0, "the whole read with the direct path off: %s", msg);
+    check_values(S, d, 0, dt, 0, n, buf, "direct path off");
+    free(buf);
+    gp_h5_set_chunk_reads(&cr);
+    if (!d->nbit && !d->sofs && pick(r, 3) == 0 && damage_chunk(S, r, in, d, dt, msg)) N.damaged++;
+}
+
 static void run(spec *S, rd *r)
 {
     char *msg = malloc(MSGLEN);
@@ -874,6 +995,8 @@ static void run(spec *S, rd *r)
     }
 
     memset(msg, 0x5a, MSGLEN);
+    const gp_h5_chunk_reads cr = {1, 1 + (int)(S->d[0].seed % 3), 0};
+    gp_h5_set_chunk_reads(&cr);
     int rc = gp_h5_open_io(MPI_COMM_WORLD, F_MAIN, req, S->posix ? GP_IO_POSIX : GP_IO_MPIIO, &in,
                            msg, MSGLEN);
     const ds *d = t.kind == R_DS ? &S->d[t.ds] : NULL;
@@ -1018,6 +1141,7 @@ static void run(spec *S, rd *r)
         free(buf);
     }
 
+    if (readable && !ext) direct_chunks(S, r, &in, d, dt, msg);
     gp_h5_close(&in);
     CHECK(S, open_objects() == 0, "%d HDF5 objects open after gp_h5_close", open_objects());
     rc = gp_h5_read(MPI_COMM_WORLD, &in, NULL, dt, 0, 0, NULL, msg, MSGLEN);
@@ -1045,9 +1169,10 @@ static void at_exit(void)
     if (!getenv("GP_FUZZ_KEEP")) cleanup_files(); /* GP_FUZZ_KEEP=1: leave the last files */
     fprintf(stderr, "fuzz_h5select: %ld inputs (%ld not writable as described): gp_h5_open "
             "%ld ok (%ld where the README promises it), %ld clean errors; whole reads %ld ok, "
-            "%ld clean errors; %ld out-of-range reads refused; --x reads %ld ok, %ld refused\n",
+            "%ld clean errors; %ld out-of-range reads refused; --x reads %ld ok, %ld refused; "
+            "%ld read in pieces; %ld damaged chunks refused\n",
             N.inputs, N.unbuildable, N.open_ok, N.open_ok_strict, N.open_err, N.read_ok,
-            N.read_err, N.range_err, N.x_ok, N.x_err);
+            N.read_err, N.range_err, N.x_ok, N.x_err, N.pieces, N.damaged);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -1066,6 +1191,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    gp_h5_register_filters(); /* LZF, for the files written before gp_h5_open_io */
     const char *dir = getenv("GP_FUZZ_TMP");
     struct stat st;
     if (!dir || !dir[0]) dir = stat("/dev/shm", &st) == 0 && access("/dev/shm", W_OK) == 0
