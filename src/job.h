@@ -68,6 +68,9 @@ typedef struct gp_result_sort {
     gp_io_mode io;                /* the driver --out was written with (GP_IO_AUTO: none) */
     char argsort_dset[1040];      /* dataset written with --argsort ("" when none) */
     char payload_dset[1024];      /* dataset written with --payload ("" when none) */
+    int64_t runs;                 /* out of core: the most device runs of a rank (a rank
+                                     whose shard fits the device whole has 1); 0: the sort
+                                     ran in device memory */
 } gp_result_sort;
 
 /* The rank exchange of the sort. */

@@ -1,11 +1,12 @@
 /* ph_write.c — the file job's write phase (job_internal.h): the sorted data, the argsort
  * and the payload written to --out under a temporary name, the values streamed from the
- * device (gp_write_from, pipeline.c). */
+ * device (gp_write_from, pipeline.c) or, out of core (ooc.h), written from host memory. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "job_internal.h"
+#include "ooc.h"
 
 /* --payload: the payload's shard read and moved to the sorted places of this rank's keys
  * (hpos holds their input positions) into *out (malloc'ed; the caller frees). */
@@ -32,13 +33,15 @@ static int sorted_payload(gp_job *j, const uint64_t *hpos, void **out)
     return err;
 }
 
-/* The datasets of --out written: the sorted values from the device (gp_write_from), the
- * argsort from hpos, the payload from psorted; the ranks agree after each (posix writes fail
- * on their rank). Then the file is finished (staged), or removed after an error. */
+/* The datasets of --out written: the sorted values from the device (gp_write_from) or, out
+ * of core, from host memory in one call, the argsort from hpos, the payload from psorted;
+ * the ranks agree after each (posix writes fail on their rank). Then the file is finished
+ * (staged), or removed after an error. */
 static int write_datasets(gp_job *j, gp_h5_writer *w, int64_t woff, const uint64_t *hpos,
                           const void *psorted)
 {
-    int err = gp_write_from(j, w, 0, j->dev, j->sz, woff, j->nk);
+    int err = j->ooc ? gp_h5_writer_write(w, 0, woff, j->nk, gp_ooc_keys(j), j->msg, j->msglen)
+                     : gp_write_from(j, w, 0, j->dev, j->sz, woff, j->nk);
     err = gp_agree(j->comm, err, j->msg, j->msglen);
     if (!err && j->o->argsort)
         err = gp_agree(j->comm, gp_h5_writer_write(w, 1, woff, j->nk, hpos, j->msg, j->msglen),
@@ -68,11 +71,20 @@ int gp_ph_write(gp_job *j)
     const int64_t woff = (int64_t)j->rank * j->m < j->N ? (int64_t)j->rank * j->m : j->N;
     gp_h5_outds ds[3] = {{j->in.dataset, j->in.ftype, j->dt, NULL}};
     int nds = 1;
-    const int host = device_is_host(be); /* the CPU backend's dval is host memory */
-    const uint64_t *hpos = host ? j->dval : j->hval;
+    /* the positions in host memory: out of core already there, on the CPU backend the
+     * device's; else downloaded into pageable memory (never pinned whole) */
+    const int host = j->ooc || device_is_host(be);
     void *psorted = NULL;
-    if (j->pairs && !host)
+    if (j->pairs && !host) {
+        j->hval = gp_backend_cpu()->alloc((size_t)(j->nk > 0 ? j->nk : 1) * 8);
+        if (!j->hval) {
+            err = GP_EXIT_FAIL;
+            snprintf(j->msg, j->msglen, "rank %d: cannot allocate the host copy of %lld "
+                     "positions: %s", j->rank, (long long)j->nk, gp_backend_cpu()->last_error());
+        }
         BE_CALL("download positions", be->download(j->hval, j->dval, (size_t)j->nk * 8));
+    }
+    const uint64_t *hpos = j->ooc ? gp_ooc_vals(j) : host ? j->dval : j->hval;
     err = gp_agree(j->comm, err, j->msg, j->msglen);
     if (!err && j->o->argsort) {
         snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s", j->argsort_dset);

@@ -37,6 +37,8 @@ typedef enum gp_phase_id {
     GP_PH_PREAD,             /* a posix read of the input (io/) */
     GP_PH_PWRITE,            /* a posix write of --out (io/) */
     GP_PH_TMPFILE,           /* --out's temporary file created (io/) */
+    GP_PH_RUNS,              /* out of core: the runs through the device (ph_ooc.c) */
+    GP_PH_MERGE,             /* out of core: the runs merged on the host (ph_ooc.c) */
     GP_PH_WORDS              /* the number of words */
 } gp_phase_id;
 

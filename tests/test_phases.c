@@ -51,6 +51,8 @@ static void test_words(void)
         {GP_PH_PREAD, "read", NULL, "pread"},
         {GP_PH_PWRITE, "write", NULL, "pwrite"},
         {GP_PH_TMPFILE, "write", NULL, "tmpfile"},
+        {GP_PH_RUNS, "local sort", "local sort (runs)", "runs"},
+        {GP_PH_MERGE, "local sort", "merge", "merge"},
     };
     const int n = (int)(sizeof want / sizeof want[0]);
     CHECK(n == GP_PH_WORDS, "%d words listed here, %d in phases.h", n, (int)GP_PH_WORDS);
