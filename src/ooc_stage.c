@@ -143,15 +143,26 @@ static int down_run(stager *s, int64_t k)
     return rc;
 }
 
-/* The staging thread waits until run k is done on the device. Returns 0, or -1 when a
- * thread gave up. */
-static int wait_done(stager *s, int64_t k)
+/* Waits until *count (s->up or s->done) passes k: run k is up, or done on the device.
+ * Returns 0, or -1 when a thread gave up. */
+static int wait_past(stager *s, const int64_t *count, int64_t k)
 {
     pthread_mutex_lock(&s->mu);
-    while (s->done <= k && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+    while (*count <= k && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
     const int stop = s->stop;
     pthread_mutex_unlock(&s->mu);
     return stop ? -1 : 0;
+}
+
+/* Counts run k in *count (up, or done), or with failed, stops the pass; tells the other
+ * thread. */
+static void post(stager *s, int64_t *count, int64_t k, int failed)
+{
+    pthread_mutex_lock(&s->mu);
+    if (failed) s->stop = 1;
+    else *count = k + 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* The staging thread (see the file comment). */
@@ -161,26 +172,13 @@ static void *stage_main(void *arg)
     const gp_ooc *p = s->j->ooc;
     const int64_t K = p->nruns, ns = p->nslots;
     for (int64_t k = 0; k < K; k++) {
-        if (k >= ns && (wait_done(s, k - ns) || down_run(s, k - ns))) return NULL;
+        if (k >= ns && (wait_past(s, &s->done, k - ns) || down_run(s, k - ns))) return NULL;
         if (up_run(s, k)) return NULL;
-        pthread_mutex_lock(&s->mu);
-        s->up = k + 1;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        post(s, &s->up, k, 0);
     }
     for (int64_t k = K > ns ? K - ns : 0; k < K; k++)
-        if (wait_done(s, k) || down_run(s, k)) return NULL;
+        if (wait_past(s, &s->done, k) || down_run(s, k)) return NULL;
     return NULL;
-}
-
-/* The job's thread waits until run k is up. Returns 0, or -1 when a thread gave up. */
-static int wait_up(stager *s, int64_t k)
-{
-    pthread_mutex_lock(&s->mu);
-    while (s->up <= k && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
-    const int stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
-    return stop ? -1 : 0;
 }
 
 /* The job's side of the pass: each run, once up, through fn. Returns fn's failure or 0. */
@@ -190,18 +188,14 @@ static int device_side(stager *s, gp_ooc_run_fn fn, void *ctx)
     gp_ooc *p = j->ooc;
     int err = 0;
     for (int64_t k = 0; k < p->nruns && !err; k++) {
-        if (wait_up(s, k)) break;
+        if (wait_past(s, &s->up, k)) break;
         int64_t lo, n;
         run_range(j, k, &lo, &n);
         const int slot = (int)(k % p->nslots);
         const double t0 = now();
         err = fn(j, k, p->dk[slot], p->dv[slot], lo, n, ctx);
         p->t_dev += now() - t0;
-        pthread_mutex_lock(&s->mu);
-        if (err) s->stop = 1;
-        else s->done = k + 1;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        post(s, &s->done, k, err != 0);
     }
     return err;
 }
