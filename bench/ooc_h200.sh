@@ -1,0 +1,49 @@
+#!/bin/sh
+# ooc_h200.sh [BUILD_DIR [WORK_DIR [PARTS]]] — issue 26's out-of-core benchmark set on one H200
+# host, in one call: bench/ooc_bench.py (in device memory, out of core with each rank's device
+# 4x too small, and the peers) on generated float32 files.
+#
+#   part a: 2^32 float32 (16 GiB), --out, at np 4 and np 1, with the peers h5py + numpy /
+#           cupy / torch (where importable under $PYTHON)
+#   part b: the same file at np 4 with --stable --argsort (the alloc phase: no pinned
+#           positions any more), no peers
+#   part c: 2^33 float32 (32 GiB) at np 4 without --out (the 64 GiB disk holds the input but
+#           not a second copy; the 2^32 file is removed first), no peers
+# PARTS: any of a, b, c (default abc); each part fits one 10-minute command.
+# BUILD_DIR (default build_cuda) must hold gpuprim_mpi and gpuprim_gen built with CUDA;
+# WORK_DIR (default /tmp/gp_ooc) holds the inputs, outputs and the JSON results
+# (ooc_a.json, ooc_b.json, ooc_c.json). $PYTHON (default python3) runs the driver and the
+# peers; $MPIRUN (default "mpirun --bind-to none", with --allow-run-as-root as root).
+set -eu
+cd "$(dirname "$0")/.."
+b=${1:-build_cuda}
+w=${2:-/tmp/gp_ooc}
+parts=${3:-abc}
+py=${PYTHON:-python3}
+root=""
+[ "$(id -u)" = 0 ] && root=" --allow-run-as-root"
+mpi=${MPIRUN:-"mpirun --bind-to none$root"}
+mkdir -p "$w"
+f32="$w/f32_2p32.h5"
+f33="$w/f32_2p33.h5"
+
+gen() { # gen FILE N
+  [ -f "$1" ] && return 0
+  $mpi -np 4 "$b/gpuprim_gen" "$1" --n "$2" --dist uniform --seed 26
+}
+
+case $parts in *a*|*b*) rm -f "$f33"; gen "$f32" 2^32;; esac
+case $parts in *a*)
+  "$py" bench/ooc_bench.py "$f32" --bin "$b" --np 4,1 --python "$py" --mpirun "$mpi" \
+    --work "$w" --json "$w/ooc_a.json";;
+esac
+case $parts in *b*)
+  "$py" bench/ooc_bench.py "$f32" --bin "$b" --np 4 --extra "--stable --argsort" --peers none \
+    --python "$py" --mpirun "$mpi" --work "$w" --json "$w/ooc_b.json";;
+esac
+case $parts in *c*)
+  rm -f "$f32"
+  gen "$f33" 2^33
+  "$py" bench/ooc_bench.py "$f33" --bin "$b" --np 4 --no-out --peers none --python "$py" \
+    --mpirun "$mpi" --work "$w" --json "$w/ooc_c.json";;
+esac
