@@ -247,7 +247,10 @@ int gp_ph_ooc_merge(gp_job *j)
 /* ---- verify ---------------------------------------------------------------------------- */
 
 /* The check on the host, in parts: each part's statistics of its sorted keys (with
- * GP_STATS_ORDER), then its keys back to values. */
+ * GP_STATS_ORDER), then its keys back to values, a cache-sized piece at a time (the map
+ * rewrites what the statistics just read), the pieces' records combined in order. */
+#define VERIFY_PIECE ((int64_t)1 << 16)
+
 typedef struct verify_job {
     const gp_job *j;
     char *keys;
@@ -262,10 +265,18 @@ static void verify_part(void *ctx, int p, int np)
     const gp_backend *cpu = gp_backend_cpu();
     const int64_t lo = v->n / np * p + (p < v->n % np ? p : v->n % np);
     const int64_t c = v->n / np + (p < v->n % np ? 1 : 0);
-    char *at = v->keys + (size_t)lo * v->j->sz;
-    v->rec[p] = gp_stats_empty();
-    v->rc[p] = cpu->stats(key_type(v->j), at, c, GP_STATS_ORDER, &v->rec[p]);
-    if (!v->rc[p]) v->rc[p] = cpu->from_keys(v->j->dt, key_order(v->j), at, c);
+    gp_stats all = gp_stats_empty();
+    int rc = 0;
+    for (int64_t at = lo; at < lo + c && !rc; at += VERIFY_PIECE) {
+        const int64_t k = lo + c - at < VERIFY_PIECE ? lo + c - at : VERIFY_PIECE;
+        char *keys = v->keys + (size_t)at * v->j->sz;
+        gp_stats piece = gp_stats_empty();
+        rc = cpu->stats(key_type(v->j), keys, k, GP_STATS_ORDER, &piece);
+        if (!rc) rc = cpu->from_keys(v->j->dt, key_order(v->j), keys, k);
+        all = gp_stats_combine(&all, &piece);
+    }
+    v->rec[p] = all;
+    v->rc[p] = rc;
 }
 
 /* The out-of-core check (ooc.h): every shard ascending, the boundaries in order, the count
