@@ -58,9 +58,12 @@ typedef struct gp_ooc {
     uint64_t *hv[2];
     int cur;
     double *hx;
-    /* device memory: the slots; pinned host memory: the ring (up 0, up 1, down 0, down 1) */
-    void *dk[2];
-    uint64_t *dv[2];
+    /* device memory: the slots, and on a backend whose sort takes a scratch (be->sort_spare:
+       the CPU backend) one more slot as its scratch, which trades places with the slot
+       whose sorted run ends in it; pinned host memory: the ring (up 0, up 1, down 0,
+       down 1) */
+    void *dk[2], *sk;
+    uint64_t *dv[2], *sv;
     void *ring[4];
     /* what the runs found and how long they took (--verbose) */
     uint64_t hash_desc;   /* descending keys' multiset hash of this rank's input */

@@ -82,7 +82,7 @@ static void plan_runs(const gp_job *j, gp_ooc *p, uint64_t dev_usable)
 
 /* Bytes of host memory the plan takes on this rank: the two host buffers of m slots (keys,
  * and positions with pairs), the --x coordinates, --payload's two buffers, the staging
- * pieces, and on a host-memory backend the device slots too. */
+ * pieces, and on a host-memory backend the device slots (and the sort's scratch slot) too. */
 static uint64_t host_need(const gp_job *j, const gp_ooc *p)
 {
     const uint64_t m = (uint64_t)(j->m > 0 ? j->m : 0), cnt = (uint64_t)j->cnt;
@@ -91,7 +91,8 @@ static uint64_t host_need(const gp_job *j, const gp_ooc *p)
     if (j->o->payload) need += mul_sat(2 * m, gp_dtype_size(j->pin.dtype));
     need += p->pinned;
     if (device_is_host(j->be))
-        need += mul_sat((uint64_t)p->nslots * (uint64_t)p->slot, slot_elem(j, p));
+        need += mul_sat((uint64_t)(p->nslots + (j->be->sort_spare ? 1 : 0)) * (uint64_t)p->slot,
+                        slot_elem(j, p));
     return need;
 }
 

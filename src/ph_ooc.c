@@ -69,6 +69,10 @@ static const char *alloc_device(gp_job *j)
         if (!(p->dk[s] = be->alloc((size_t)p->slot * j->sz))) return "a device run slot";
         if (p->aux && !(p->dv[s] = be->alloc((size_t)p->slot * 8))) return "a device run slot";
     }
+    if (be->sort_spare) { /* the sort's scratch, allocated once (not per run) */
+        if (!(p->sk = be->alloc((size_t)p->slot * j->sz))) return "the run sort's scratch";
+        if (j->pairs && !(p->sv = be->alloc((size_t)p->slot * 8))) return "the run sort's scratch";
+    }
     for (int i = 0; i < 4 && p->piece > 0; i++)
         if (!(p->ring[i] = be->host_alloc((size_t)p->piece))) return "the staging pieces";
     return NULL;
@@ -99,6 +103,8 @@ void gp_ooc_release(gp_job *j)
         if (p->dk[b]) j->be->free(p->dk[b]);
         if (p->dv[b]) j->be->free(p->dv[b]);
     }
+    if (p->sk) j->be->free(p->sk);
+    if (p->sv) j->be->free(p->sv);
     for (int i = 0; i < 4; i++)
         if (p->ring[i]) j->be->host_free(p->ring[i]);
     if (p->hx) cpu->free(p->hx);
@@ -155,6 +161,28 @@ static gp_order key_order(const gp_job *j)
     return j->o->descending ? GP_DESCENDING : GP_ASCENDING;
 }
 
+/* The sort of run k in its slot (dk, dv) with the scratch slot (be->sort_spare): when the
+ * sorted run ends in the scratch, the scratch and the slot trade places, so that the slot
+ * holds the run for its download and the old slot is the next scratch. */
+static int sort_with_scratch(gp_job *j, int64_t k, void *dk, uint64_t *dv, int64_t n)
+{
+    const gp_backend *be = j->be;
+    gp_ooc *p = j->ooc;
+    int err = 0, in_spare = 0;
+    BE_CALL("local sort", be->sort_spare((int)j->sz, dk, j->pairs ? dv : NULL, p->sk,
+                                         j->pairs ? p->sv : NULL, n, j->o->stable, &in_spare));
+    if (!err && in_spare) {
+        const int slot = (int)(k % p->nslots);
+        p->dk[slot] = p->sk;
+        p->sk = dk;
+        if (j->pairs) {
+            p->dv[slot] = p->sv;
+            p->sv = dv;
+        }
+    }
+    return err;
+}
+
 /* One run on the device (gp_ooc_run_fn): its statistics in input order (with the --x
  * coordinates the pass staged into dv), its order keys (and their multiset hash when
  * descending), the input positions, the sort; the device synchronised for the download.
@@ -172,7 +200,10 @@ static int one_run(gp_job *j, int64_t k, void *dk, uint64_t *dv, int64_t lo, int
         j->ooc->hash_desc += ks.hash;
     }
     if (j->pairs) BE_CALL("input positions", be->iota(dv, n, (uint64_t)(j->off + lo)));
-    BE_CALL("local sort", be->sort((int)j->sz, dk, j->pairs ? dv : NULL, n, j->o->stable));
+    if (!err && j->ooc->sk)
+        err = sort_with_scratch(j, k, dk, dv, n);
+    else
+        BE_CALL("local sort", be->sort((int)j->sz, dk, j->pairs ? dv : NULL, n, j->o->stable));
     BE_CALL("synchronize", be->synchronize());
     if (!err && k == 0 && gp_fault_fire(&j->fault, j->rank, gp_phase_fault(GP_PH_RUNS))) {
         err = GP_EXIT_DEVICE;
