@@ -108,38 +108,32 @@ static int stage_down(stager *s, char *host, const char *dev, int64_t bytes)
     return 0;
 }
 
-/* Run k up into its slot: the keys from the current host buffer, and with xdata the --x
- * coordinates into the slot's aux part. */
-static int up_run(stager *s, int64_t k)
+/* Run k between its slot and host memory: up (up != 0), the keys from the current host
+ * buffer and with xdata the --x coordinates into the slot's aux part; down, the sorted keys
+ * into the spare host buffer and with pairs their positions. */
+static int move_run(stager *s, int64_t k, int up)
 {
     const gp_job *j = s->j;
-    const gp_ooc *p = j->ooc;
+    gp_ooc *p = j->ooc;
     const int slot = (int)(k % p->nslots);
     int64_t lo, n;
     run_range(j, k, &lo, &n);
     const double t0 = now();
-    int rc = stage_up(s, p->dk[slot], (const char *)gp_ooc_keys(j) + (size_t)lo * j->sz,
-                      n * (int64_t)j->sz);
-    if (!rc && s->xdata) rc = stage_up(s, (char *)p->dv[slot], (const char *)(p->hx + lo), n * 8);
-    j->ooc->t_up += now() - t0;
-    return rc;
-}
-
-/* Run k down from its slot into the spare host buffer: the sorted keys, and with pairs
- * their positions. */
-static int down_run(stager *s, int64_t k)
-{
-    const gp_job *j = s->j;
-    const gp_ooc *p = j->ooc;
-    const int slot = (int)(k % p->nslots);
-    int64_t lo, n;
-    run_range(j, k, &lo, &n);
-    const double t0 = now();
-    int rc = stage_down(s, (char *)gp_ooc_spare_keys(j) + (size_t)lo * j->sz, p->dk[slot],
-                        n * (int64_t)j->sz);
-    if (!rc && j->pairs)
-        rc = stage_down(s, (char *)(gp_ooc_spare_vals(j) + lo), (const char *)p->dv[slot], n * 8);
-    j->ooc->t_down += now() - t0;
+    const size_t ko = (size_t)lo * j->sz;
+    const int64_t kb = n * (int64_t)j->sz;
+    int rc;
+    if (up) {
+        rc = stage_up(s, p->dk[slot], (const char *)gp_ooc_keys(j) + ko, kb);
+        if (!rc && s->xdata)
+            rc = stage_up(s, (char *)p->dv[slot], (const char *)(p->hx + lo), n * 8);
+        p->t_up += now() - t0;
+    } else {
+        rc = stage_down(s, (char *)gp_ooc_spare_keys(j) + ko, p->dk[slot], kb);
+        if (!rc && j->pairs)
+            rc = stage_down(s, (char *)(gp_ooc_spare_vals(j) + lo), (const char *)p->dv[slot],
+                            n * 8);
+        p->t_down += now() - t0;
+    }
     return rc;
 }
 
@@ -172,12 +166,12 @@ static void *stage_main(void *arg)
     const gp_ooc *p = s->j->ooc;
     const int64_t K = p->nruns, ns = p->nslots;
     for (int64_t k = 0; k < K; k++) {
-        if (k >= ns && (wait_past(s, &s->done, k - ns) || down_run(s, k - ns))) return NULL;
-        if (up_run(s, k)) return NULL;
+        if (k >= ns && (wait_past(s, &s->done, k - ns) || move_run(s, k - ns, 0))) return NULL;
+        if (move_run(s, k, 1)) return NULL;
         post(s, &s->up, k, 0);
     }
     for (int64_t k = K > ns ? K - ns : 0; k < K; k++)
-        if (wait_past(s, &s->done, k) || down_run(s, k)) return NULL;
+        if (wait_past(s, &s->done, k) || move_run(s, k, 0)) return NULL;
     return NULL;
 }
 
