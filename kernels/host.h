@@ -43,8 +43,9 @@ int gp_host_cores(void);
 /* One part of a parallel loop: part `part` of `nparts`, with the caller's ctx. */
 typedef void (*gp_host_part_fn)(void *ctx, int part, int nparts);
 
-/* Runs fn(ctx, p, nparts) for p = 0 .. nparts-1 on up to min(nparts, gp_host_threads())
- * threads (the caller's thread takes parts too) and returns when all are done. nparts <= 1,
+/* Runs fn(ctx, p, nparts) for p = 0 .. nparts-1 on up to nparts threads (the caller's and
+ * the pool's workers: gp_host_threads() - 1 of them, or more where an earlier call asked for
+ * more) and returns when all are done. nparts <= 1,
  * one thread, or the pool busy with another thread's call: the calling thread runs every
  * part itself, in order. The parts must not depend on each other. Thread-safe. */
 void gp_host_parallel(int nparts, gp_host_part_fn fn, void *ctx);
