@@ -3,8 +3,9 @@
  * keys, the stable sort of (key, input position) pairs, the statistics, and the out-of-core
  * merge of 8 sorted runs (keys; pairs by (key, position)) on gp_host_threads() threads
  * (GPUPRIM_HOST_THREADS; default 1 here), on float32 uniform in [-1, 1) (the job's local work
- * per rank). The CPU time is the figure to read on a machine shared with other work. Not a
- * test; bench/README.md.
+ * per rank); the prefix sum of the same values as float64 (numpy.cumsum's case:
+ * bench/README.md has the command that times numpy's). The CPU time is the figure to read on
+ * a machine shared with other work. Not a test; bench/README.md.
  *
  *   gpuprim_cpu_bench [N [REPS]]     (default N = 2^27, REPS = 3)
  */
@@ -26,10 +27,11 @@ static double clock_s(clockid_t c)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-enum { OP_KEYS, OP_SORT, OP_PAIRS, OP_STATS, OP_MERGE, OP_MERGE_PAIRS, OP_N };
+enum { OP_KEYS, OP_SORT, OP_PAIRS, OP_STATS, OP_MERGE, OP_MERGE_PAIRS, OP_CUMSUM, OP_N };
 static const char *op_names[OP_N] = {"to_keys f32", "sort keys (4 B)",
                                      "sort pairs, stable, values = positions", "stats f32",
-                                     "merge 8 runs, keys (4 B)", "merge 8 runs, pairs, stable"};
+                                     "merge 8 runs, keys (4 B)", "merge 8 runs, pairs, stable",
+                                     "cumsum f64 -> f64"};
 
 /* Scratch of the merges (the second buffer of the out-of-core sort). */
 static void *g_tk;
@@ -50,6 +52,10 @@ static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, doub
         gp_cpu_sort(4, (uint32_t *)k + lo, op == OP_MERGE_PAIRS ? v + lo : NULL,
                     n - lo < run ? n - lo : run, 1);
     int in_tmp = 0;
+    double *d = (double *)v; /* cumsum: the input as float64 in v, the output in k */
+    if (op == OP_CUMSUM)
+        for (int64_t i = 0; i < n; i++) d[i] = (double)in[i];
+    gp_scan_carry carry = gp_scan_carry_start(0);
     gp_stats st;
     const double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc = 0;
@@ -59,6 +65,7 @@ static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, doub
     case OP_PAIRS: rc = gp_cpu_sort(4, k, v, n, 1); break;
     case OP_MERGE: rc = gp_cpu_merge_runs(4, k, NULL, g_tk, NULL, n, run, 0, &in_tmp); break;
     case OP_MERGE_PAIRS: rc = gp_cpu_merge_runs(4, k, v, g_tk, g_tv, n, run, 1, &in_tmp); break;
+    case OP_CUMSUM: rc = gp_cpu_cumsum(GP_F64, d, n, &carry, k); break;
     default: rc = gp_cpu_stats(GP_F32, k, n, 0, &st); break;
     }
     *cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -75,7 +82,7 @@ int main(int argc, char **argv)
         return 2;
     }
     float *in = malloc((size_t)n * 4);
-    void *k = malloc((size_t)n * 4);
+    void *k = malloc((size_t)n * 8);
     uint64_t *v = malloc((size_t)n * 8);
     g_tk = malloc((size_t)n * 4);
     g_tv = malloc((size_t)n * 8);

@@ -46,9 +46,13 @@ static void reserve_blocks(hid_t fid, const char *tmp, const char *path, int ran
 static char g_staged_path[GP_H5_PATHLEN];
 static int g_staged;
 
+/* Whether dataset k has a length and part of its own (gp_h5_writer_open_parts). */
+#define OWN(ext, k) ((ext) && (ext)[k].n_total >= 0)
+
 /* The checks of a write request before anything is created (local). */
-static void check_request(const char *path, const gp_h5_outds *ds, int nds, int64_t n_total,
-                          int64_t off, int64_t cnt, int need_buf, int stage, gp_err *e)
+static void check_request(const char *path, const gp_h5_outds *ds, const gp_h5_extent *ext,
+                          int nds, int64_t n_total, int64_t off, int64_t cnt, int need_buf,
+                          int stage, gp_err *e)
 {
     const char *P = path ? path : "(no path)";
     if (!path || !path[0] || strlen(path) >= GP_H5_PATHLEN)
@@ -64,7 +68,11 @@ static void check_request(const char *path, const gp_h5_outds *ds, int nds, int6
             fail(e, GP_IO_EWRITE, "%s: bad dataset name", P);
         else if (gp_dtype_size(ds[k].mem) == 0)
             fail(e, GP_IO_EWRITE, "%s: %s: invalid element type %d", P, D, (int)ds[k].mem);
-        else if (need_buf && cnt > 0 && !ds[k].buf)
+        else if (OWN(ext, k) && (ext[k].off < 0 || ext[k].cnt < 0 || ext[k].off > ext[k].n_total ||
+                                 ext[k].cnt > ext[k].n_total - ext[k].off))
+            fail(e, GP_IO_EWRITE, "%s: %s: part [%lld, +%lld) outside its %lld elements", P, D,
+                 (long long)ext[k].off, (long long)ext[k].cnt, (long long)ext[k].n_total);
+        else if (need_buf && (OWN(ext, k) ? ext[k].cnt : cnt) > 0 && !ds[k].buf)
             fail(e, GP_IO_EWRITE, "%s: %s: no buffer", P, D);
         if (!e->rc && ds[k].file_type != H5I_INVALID_HID) {
             hid_t ft = ds[k].file_type;
@@ -91,8 +99,8 @@ static void writer_free(gp_h5_writer *w)
 
 /* A writer for a checked request, nothing created yet (local). NULL with e set. */
 static gp_h5_writer *writer_new(MPI_Comm comm, int rank, int stage, const char *path,
-                                const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off,
-                                int64_t cnt, gp_err *e)
+                                const gp_h5_outds *ds, const gp_h5_extent *ext, int nds,
+                                int64_t n_total, int64_t off, int64_t cnt, gp_err *e)
 {
     gp_h5_writer *w = calloc(1, sizeof *w);
     wds *d = calloc((size_t)nds, sizeof *d);
@@ -109,6 +117,9 @@ static gp_h5_writer *writer_new(MPI_Comm comm, int rank, int stage, const char *
         snprintf(d[k].name, sizeof d[k].name, "%s", ds[k].dset);
         d[k].mem = ds[k].mem;
         d[k].msz = gp_dtype_size(ds[k].mem);
+        d[k].n_total = OWN(ext, k) ? ext[k].n_total : n_total;
+        d[k].off = OWN(ext, k) ? ext[k].off : off;
+        d[k].cnt = OWN(ext, k) ? ext[k].cnt : cnt;
         d[k].did = H5I_INVALID_HID;
         d[k].ftype = H5Tcopy(ds[k].file_type != H5I_INVALID_HID ? ds[k].file_type
                                                                 : gp_h5io_native(ds[k].mem));
@@ -164,13 +175,11 @@ static void create_file(gp_h5_writer *w, gp_err *e)
 static void create_datasets(gp_h5_writer *w, gp_err *e)
 {
     const int creator = w->io == GP_IO_MPIIO || w->rank == 0;
-    hsize_t dim = (hsize_t)w->n_total;
-    hid_t lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, space = H5I_INVALID_HID;
+    hid_t lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
     if (creator) {
         lcpl = H5Pcreate(H5P_LINK_CREATE);
         dcpl = H5Pcreate(H5P_DATASET_CREATE);
-        space = H5Screate_simple(1, &dim, NULL);
-        if (lcpl < 0 || dcpl < 0 || space < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        if (lcpl < 0 || dcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
             H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
             H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
             H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0)
@@ -180,20 +189,25 @@ static void create_datasets(gp_h5_writer *w, gp_err *e)
     for (int k = 0; k < w->nds && !agree(w->comm, e); k++) {
         wds *d = &w->ds[k];
         if (!creator) continue;
-        hid_t did = H5Dcreate2(w->fid, d->name, d->ftype, space, lcpl, dcpl, H5P_DEFAULT);
+        hsize_t dim = (hsize_t)d->n_total;
+        hid_t space = H5Screate_simple(1, &dim, NULL);
+        hid_t did = space < 0 ? H5I_INVALID_HID
+                              : H5Dcreate2(w->fid, d->name, d->ftype, space, lcpl, dcpl,
+                                           H5P_DEFAULT);
+        if (space >= 0 && H5Sclose(space) < 0)
+            fail(e, GP_IO_EWRITE, "%s: H5Sclose failed", w->path);
         if (did < 0) {
             fail(e, GP_IO_EWRITE, "%s: %s: cannot create the dataset (%s)", w->path, d->name,
                  gp_h5io_reason().desc);
             continue;
         }
         const haddr_t a = w->io == GP_IO_POSIX ? H5Dget_offset(did) : HADDR_UNDEF;
-        if (w->io == GP_IO_POSIX && (a != HADDR_UNDEF ? a > (haddr_t)INT64_MAX : w->n_total > 0))
+        if (w->io == GP_IO_POSIX && (a != HADDR_UNDEF ? a > (haddr_t)INT64_MAX : d->n_total > 0))
             fail(e, GP_IO_EWRITE, "%s: %s: cannot locate the new dataset's data", w->path, d->name);
         d->raw = a != HADDR_UNDEF ? (int64_t)a : 0;
         if (H5Dclose(did) < 0) fail(e, GP_IO_EWRITE, "%s: %s: H5Dclose failed", w->path, d->name);
     }
     if (!e->rc && creator) reserve_blocks(w->fid, w->tmp, w->path, w->rank, e);
-    if (space >= 0 && H5Sclose(space) < 0) fail(e, GP_IO_EWRITE, "%s: H5Sclose failed", w->path);
     if (dcpl >= 0 && H5Pclose(dcpl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
     if (lcpl >= 0 && H5Pclose(lcpl) < 0) fail(e, GP_IO_EWRITE, "%s: H5Pclose failed", w->path);
     agree(w->comm, e);
@@ -244,9 +258,9 @@ static int writer_end(gp_h5_writer *w, int cancel, gp_err *e, char *msg, size_t 
 /* gp_h5_writer_open, where need_buf says that every ds[k].buf must be given for a
  * non-empty part (gp_h5_write_many_io writes from them). */
 static int writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
-                       const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off,
-                       int64_t cnt, int force, int need_buf, gp_h5_writer **out, char *msg,
-                       size_t msglen)
+                       const gp_h5_outds *ds, const gp_h5_extent *ext, int nds, int64_t n_total,
+                       int64_t off, int64_t cnt, int force, int need_buf, gp_h5_writer **out,
+                       char *msg, size_t msglen)
 {
     gp_err e;
     gp_h5_writer *w = NULL;
@@ -256,10 +270,12 @@ static int writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path
     *out = NULL;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         fail(&e, GP_IO_EWRITE, "%s: MPI_Comm_rank failed", path ? path : "(no path)");
-    check_request(path, ds, nds, n_total, off, cnt, need_buf, stage, &e);
-    if (!e.rc) w = writer_new(comm, rank, stage, path, ds, nds, n_total, off, cnt, &e);
+    check_request(path, ds, ext, nds, n_total, off, cnt, need_buf, stage, &e);
+    if (!e.rc) w = writer_new(comm, rank, stage, path, ds, ext, nds, n_total, off, cnt, &e);
     if (agree(comm, &e)) goto early;
     gp_h5io_check_tiling(comm, w->path, n_total, off, cnt, &e);
+    for (int k = 0; k < nds && !agree(comm, &e); k++)
+        if (OWN(ext, k)) gp_h5io_check_tiling(comm, w->path, ext[k].n_total, ext[k].off, ext[k].cnt, &e);
     if (agree(comm, &e)) goto early;
     if (rank == 0) gp_h5io_pick_tmp(w->path, force, io, w->tmp, &mode, &e);
     if (agree(comm, &e)) goto early;
@@ -281,16 +297,25 @@ early:
     return finish(&e, msg, msglen);
 }
 
+int gp_h5_writer_open_parts(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                            const gp_h5_outds *ds, const gp_h5_extent *ext, int nds,
+                            int64_t n_total, int64_t off, int64_t cnt, int force,
+                            gp_h5_writer **w, char *msg, size_t msglen)
+{
+    gp_h5_writer *tmp = NULL;
+    const int rc = writer_open(comm, io, stage, path, ds, ext, nds, n_total, off, cnt, force, 0,
+                               &tmp, msg, msglen);
+    if (w) *w = tmp;
+    else if (tmp) return writer_end(tmp, 1, &tmp->e, msg, msglen); /* nowhere to keep it */
+    return rc;
+}
+
 int gp_h5_writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
                       const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off, int64_t cnt,
                       int force, gp_h5_writer **w, char *msg, size_t msglen)
 {
-    gp_h5_writer *tmp = NULL;
-    const int rc = writer_open(comm, io, stage, path, ds, nds, n_total, off, cnt, force, 0, &tmp,
-                               msg, msglen);
-    if (w) *w = tmp;
-    else if (tmp) return writer_end(tmp, 1, &tmp->e, msg, msglen); /* nowhere to keep it */
-    return rc;
+    return gp_h5_writer_open_parts(comm, io, stage, path, ds, NULL, nds, n_total, off, cnt, force,
+                                   w, msg, msglen);
 }
 
 int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const void *buf,
@@ -303,17 +328,18 @@ int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const v
         fail(&e, GP_IO_EWRITE, "gp_h5_writer_write: no writer");
         return finish(&e, msg, msglen);
     }
-    const char *D = k >= 0 && k < w->nds ? w->ds[k].name : "(no dataset)";
-    if (k < 0 || k >= w->nds)
+    const wds *d = k >= 0 && k < w->nds ? &w->ds[k] : NULL;
+    const char *D = d ? d->name : "(no dataset)";
+    if (!d)
         fail(&e, GP_IO_EWRITE, "%s: no dataset %d to write", w->path, k);
-    else if (cnt < 0 || off < w->off || off > w->off + w->cnt || cnt > w->off + w->cnt - off)
+    else if (cnt < 0 || off < d->off || off > d->off + d->cnt || cnt > d->off + d->cnt - off)
         fail(&e, GP_IO_EWRITE,
              "%s: %s: elements [%lld, +%lld) outside this rank's part [%lld, +%lld)", w->path, D,
-             (long long)off, (long long)cnt, (long long)w->off, (long long)w->cnt);
+             (long long)off, (long long)cnt, (long long)d->off, (long long)d->cnt);
     else if (cnt > 0 && !buf)
         fail(&e, GP_IO_EWRITE, "%s: %s: no buffer", w->path, D);
     if (w->io == GP_IO_MPIIO) {
-        hsize_t dim = (hsize_t)w->n_total;
+        hsize_t dim = (hsize_t)(d ? d->n_total : 0);
         if (!agree(w->comm, &e))
             gp_h5io_transfer(w->comm, 1, w->ds[k].did, 1, &dim, gp_h5io_native(w->ds[k].mem),
                              w->ds[k].msz, off, cnt, (void *)buf, w->path, D, &e);
@@ -344,8 +370,8 @@ int gp_h5_write_many_io(MPI_Comm comm, gp_io_mode io, int stage, const char *pat
                         int64_t cnt, int force, char *msg, size_t msglen)
 {
     gp_h5_writer *w = NULL;
-    int rc = writer_open(comm, io, stage, path, ds, nds, n_total, off, cnt, force, 1, &w, msg,
-                         msglen);
+    int rc = writer_open(comm, io, stage, path, ds, NULL, nds, n_total, off, cnt, force, 1, &w,
+                         msg, msglen);
     for (int k = 0; !rc && k < nds; k++)
         rc = gp_h5_writer_write(w, k, off, cnt, ds[k].buf, msg, msglen);
     return w ? gp_h5_writer_close(w, 0, msg, msglen) : rc;

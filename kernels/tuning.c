@@ -19,6 +19,7 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->sort_wide, "GPUPRIM_SORT_WIDE"},
         {&e->sort_wide_from, "GPUPRIM_SORT_WIDE_FROM"},
         {&e->stats_unroll, "GPUPRIM_STATS_UNROLL"},
+        {&e->scan_algo, "GPUPRIM_SCAN_ALGO"},
         {&e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT"},
         {&e->host_mem_limit, "GPUPRIM_HOST_MEM_LIMIT"},
         {&e->host_threads, "GPUPRIM_HOST_THREADS"},
@@ -107,6 +108,10 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
     t->sort_wide_from = (int)(wide_from > 64 ? 64 : wide_from);
     const int64_t unroll = positive(e->stats_unroll, 8);
     t->stats_unroll = unroll == 2 || unroll == 4 || unroll == 8 ? (int)unroll : 0;
+    t->scan_algo = !e->scan_algo                     ? 0
+                   : strcmp(e->scan_algo, "lookback") == 0 ? GP_SCAN_ALGO_LOOKBACK
+                   : strcmp(e->scan_algo, "rts") == 0      ? GP_SCAN_ALGO_RTS
+                                                           : 0;
     parse_mem_limit(e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT", &t->mem_limit_set, &t->mem_limit,
                     t->mem_limit_error);
     parse_mem_limit(e->host_mem_limit, "GPUPRIM_HOST_MEM_LIMIT", &t->host_mem_limit_set,
@@ -133,6 +138,20 @@ const gp_tuning *gp_tuning_get(void)
 {
     pthread_once(&g_once, tuning_init);
     return &g_tuning;
+}
+
+static int g_scan_algo; /* gp_scan_algo_set's choice; 0: none */
+
+void gp_scan_algo_set(int algo)
+{
+    g_scan_algo = algo == GP_SCAN_ALGO_LOOKBACK || algo == GP_SCAN_ALGO_RTS ? algo : 0;
+}
+
+int gp_scan_algo(void)
+{
+    if (g_scan_algo) return g_scan_algo;
+    const int k = gp_tuning_get()->scan_algo;
+    return k ? k : GP_SCAN_ALGO_LOOKBACK;
 }
 
 int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen)

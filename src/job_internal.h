@@ -1,7 +1,7 @@
 /* job_internal.h — the file job's record and what its phases share; private to the job's
  * files: job.c (the phase table and its runner; open, alloc, read), plan.c (the memory
  * plan), pipeline.c (the pieces between the file and the backend's memory) and one ph_*.c
- * file per concept (ph_stats.c, ph_sort.c, ph_write.c).
+ * file per concept (ph_stats.c, ph_scan.c, ph_sort.c, ph_write.c).
  *
  * A phase is a function int ph(gp_job *j): it does its work and returns 0 or a GP_EXIT_*
  * code with j->msg set; run_phase (job.c) does the rest. A new phase: its function in a
@@ -17,6 +17,23 @@
 #include "gpuprim/h5io.h"
 #include "job.h"
 #include "pipeline.h"
+
+/* A dataset of --out beside the sorted data, its argsort and its payload (a prefix scan, a
+ * histogram, ...), registered by the phase that computes it (gp_job_add_output) and written
+ * by the write phase in the order of registration, after those three. */
+typedef struct gp_output {
+    char name[GP_H5_PATHLEN]; /* its path in the file */
+    hid_t file_type;          /* the stored type; H5I_INVALID_HID: the native type of mem */
+    gp_dtype mem;             /* the element type in memory */
+    gp_h5_extent ext;         /* its length and this rank's part (n_total the same on every
+                                 rank; the parts tile [0, n_total)) */
+    void *host;               /* this rank's part in host memory (malloc'ed: the job frees
+                                 it), or NULL with dev */
+    const void *dev;          /* or in backend memory (kept by its owner until the write),
+                                 written through the job's pieces */
+} gp_output;
+
+#define GP_MAX_OUTPUTS 8 /* registered outputs of one job */
 
 /* Everything one rank's file job knows: given, opened, planned, allocated and computed. */
 typedef struct gp_job {
@@ -50,6 +67,9 @@ typedef struct gp_job {
                              (and positions) and their receive buffers */
     gp_xfer x;            /* the pieces of the file's data */
     struct gp_ooc *ooc;   /* out of core (ooc.h): the host holds the shard; NULL: the device */
+    /* outputs registered by the phases (gp_job_add_output) */
+    gp_output outs[GP_MAX_OUTPUTS];
+    int nouts;
     /* computed */
     gp_stats local, total;
     gp_superacc av, aq;   /* --reproducible: exact sums of the values and of their squares */
@@ -84,6 +104,7 @@ int gp_ph_stats_chunked(gp_job *j); /* ph_stats.c: read + statistics chunk by ch
 int gp_ph_stats(gp_job *j);         /* ph_stats.c: the statistics of the shard */
 int gp_ph_integral(gp_job *j);      /* ph_stats.c: the --x trapezoid rule */
 int gp_ph_combine(gp_job *j);       /* ph_stats.c: the ranks' records combined */
+int gp_ph_scan(gp_job *j);          /* ph_scan.c: --cumsum, --cumulative-integral */
 int gp_ph_sort(gp_job *j);          /* ph_sort.c: order keys, the local sort */
 int gp_ph_exchange(gp_job *j);      /* ph_sort.c: the rank-level merge exchange */
 int gp_ph_verify(gp_job *j);        /* ph_sort.c: the sorted result checked */
@@ -92,6 +113,17 @@ int gp_ph_write(gp_job *j);         /* ph_write.c: the sorted data to --out */
 int gp_ph_ooc_runs(gp_job *j);      /* ph_ooc.c: out of core, the runs through the device */
 int gp_ph_ooc_merge(gp_job *j);     /* ph_ooc.c: out of core, the runs merged on the host */
 int gp_ph_ooc_verify(gp_job *j);    /* ph_ooc.c: out of core, the check on the host */
+/* Two dataset paths of the output file clash: the same path, or one a group above the
+ * other ("/a_argsort" and "/a_argsort/x"); an empty path clashes with none. Pure. */
+int gp_job_name_clash(const char *a, const char *b);
+
+/* Registers *out (copied; its host buffer becomes the job's) as a dataset of --out, written
+ * after the sorted data, argsort and payload (ph_write.c). Every rank registers the same
+ * datasets in the same order, also with an empty part. Returns 0, or GP_EXIT_USAGE with
+ * j->msg set when GP_MAX_OUTPUTS are registered already or the name clashes with another
+ * output's (the same path, or one a group above the other). Not collective: the same
+ * outcome on every rank. */
+int gp_job_add_output(gp_job *j, const gp_output *out);
 
 /* Whether the exchange's spare buffer serves the local sort as its scratch and is given back
  * before the write (ph_sort.c). */

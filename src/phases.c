@@ -10,11 +10,14 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_UPLOAD]    = {GP_PH_UPLOAD,    "upload",        "upload",        NULL},
     [GP_PH_REDUCE]    = {GP_PH_REDUCE,    "reduce",        "reduce",        "reduce"},
     [GP_PH_INTEGRATE] = {GP_PH_INTEGRATE, "integrate",     "integrate",     NULL},
+    [GP_PH_SCAN]      = {GP_PH_SCAN,      "scan",          "scan",          "scan"},
     [GP_PH_SORT]      = {GP_PH_SORT,      "local sort",    "local sort",    "sort"},
     [GP_PH_EXCHANGE]  = {GP_PH_EXCHANGE,  "rank exchange", "rank exchange", "exchange"},
     [GP_PH_VERIFY]    = {GP_PH_VERIFY,    "verify",        "verify",        NULL},
     [GP_PH_WRITE]     = {GP_PH_WRITE,     "write",         "write",         "write"},
     [GP_PH_TOTAL]     = {GP_PH_TOTAL,     "total",         NULL,            NULL},
+    [GP_PH_STARTUP]   = {GP_PH_STARTUP,   "startup",       NULL,            NULL},
+    [GP_PH_TEARDOWN]  = {GP_PH_TEARDOWN,  "teardown",      NULL,            NULL},
     [GP_PH_OPEN]      = {GP_PH_READ,      NULL,            NULL,            NULL},
     [GP_PH_PLAN]      = {GP_PH_READ,      NULL,            NULL,            NULL},
     [GP_PH_COMBINE]   = {GP_PH_REDUCE,    NULL,            NULL,            NULL},
@@ -25,6 +28,7 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_TMPFILE]   = {GP_PH_WRITE,     NULL,            NULL,            "tmpfile"},
     [GP_PH_RUNS]      = {GP_PH_SORT,      NULL,            "local sort (runs)", "runs"},
     [GP_PH_MERGE]     = {GP_PH_SORT,      NULL,            "merge",         "merge"},
+    [GP_PH_SPACE]     = {GP_PH_READ,      NULL,            NULL,            "space"},
 };
 
 /* The word of id, or NULL out of range. */

@@ -120,6 +120,19 @@ def cuda_missing(args):
     return False
 
 
+# ---- the --json report -----------------------------------------------------------------------
+
+def read_report(path):
+    """gpuprim_mpi's --json report as a dict, with its non-finite numbers as floats: version 2
+    writes them as null and lists them in "non_finite" ({"mean": "nan"}), version 1
+    (--json-version 1) as the strings "nan", "inf", "-inf" (README.md's snippets)."""
+    import json
+    with open(path) as f:
+        r = json.load(f)
+    r.update({k: float(v) for k, v in r.get("non_finite", {}).items()})
+    return r
+
+
 # ---- checks and the result ------------------------------------------------------------------
 
 def check(ok, what):

@@ -63,12 +63,16 @@ typedef struct gp_h5_input {
     gp_io_mode io;                /* the driver it was opened with: GP_IO_POSIX or GP_IO_MPIIO */
 } gp_h5_input;
 
-/* Call before MPI_Init. Open MPI's sharedfp/lockedfile component, which MPI_File_open
- * queries for every file although HDF5 never uses a shared file pointer, overflows a
- * buffer (the process aborts) on file paths of about 240 bytes or more (Open MPI 4.1.4,
- * Debian 12). Unless OMPI_MCA_sharedfp is set already, this sets it to "^lockedfile" in
- * the environment. gpuprim_mpi and gpuprim_gen call it; other MPI implementations ignore
- * the variable. */
+/* Call before MPI_Init. Open MPI's MPI_File_open selects a shared-file-pointer component
+ * for every file although HDF5 never uses a shared file pointer, and two of them do harm
+ * (Open MPI 4.1.4, Debian 12): sharedfp/lockedfile overflows a buffer (the process aborts)
+ * on file paths of about 240 bytes or more, and sharedfp/individual, which it takes when
+ * the ranks are on several nodes, creates FILE.data.R and FILE.metadata.R beside the file
+ * for every rank and leaves them behind when the job is killed during a write. Unless
+ * OMPI_MCA_sharedfp is set already, this sets it to "^lockedfile,individual" in the
+ * environment (on one node Open MPI then takes sharedfp/sm; across nodes it opens the file
+ * with no shared file pointer, which nothing here uses). gpuprim_mpi and gpuprim_gen call
+ * it; other MPI implementations ignore the variable. */
 void gp_h5_mpi_io_env(void);
 
 /* Call once at the start of a program that reads chunked, filtered datasets (before any
@@ -183,6 +187,15 @@ typedef struct gp_h5_outds {
     const void *buf;
 } gp_h5_outds;
 
+/* The length of one dataset of a writer and this rank's part of it [off, off + cnt), where
+ * it differs from the writer's (gp_h5_writer_open_parts): e.g. a short dataset that rank 0
+ * writes whole, or a dataset in input order beside one in sorted order. n_total < 0: the
+ * writer's length and part. n_total is the same on every rank, and the ranks' parts tile
+ * [0, n_total) exactly. */
+typedef struct gp_h5_extent {
+    int64_t n_total, off, cnt;
+} gp_h5_extent;
+
 /* gp_h5_write for several 1-D datasets of the same length and distribution in one new file
  * (e.g. the sorted values and their argsort): same checks, same temporary-name-then-rename
  * rule, same error codes. Collective. */
@@ -223,9 +236,17 @@ int gp_h5_writer_open(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
                       const gp_h5_outds *ds, int nds, int64_t n_total, int64_t off, int64_t cnt,
                       int force, gp_h5_writer **w, char *msg, size_t msglen);
 
+/* gp_h5_writer_open where dataset k has the length and part ext[k] (ext: nds entries, or
+ * NULL for none; an entry with n_total < 0 takes the writer's n_total, off and cnt). The
+ * same checks, rules, messages and codes. Collective. */
+int gp_h5_writer_open_parts(MPI_Comm comm, gp_io_mode io, int stage, const char *path,
+                            const gp_h5_outds *ds, const gp_h5_extent *ext, int nds,
+                            int64_t n_total, int64_t off, int64_t cnt, int force,
+                            gp_h5_writer **w, char *msg, size_t msglen);
+
 /* Writes the elements [off, off+cnt) of dataset k (the order of ds at the open) from buf
  * (cnt elements of ds[k].mem), converted to the stored type (a value outside its range is
- * an error). The range must lie in this rank's part. posix driver: local; the error, if
+ * an error). The range must lie in this rank's part of dataset k. posix driver: local; the error, if
  * any, is this rank's own (gp_h5_writer_close agrees on it; after an error further writes
  * do nothing and return it again). mpiio driver: collective (every rank calls it the same
  * number of times, cnt = 0 allowed; the error is agreed). Writes of any size. Test hook:

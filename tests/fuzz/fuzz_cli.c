@@ -11,10 +11,12 @@
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite in either
  *     order with b - a finite (the same words with the --a and --b values swapped are
  *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode
- *     rules, the --out / --force / --no-sort / --argsort / --payload / --x / --dx /
+ *     rules, the --out / --force / --no-sort / --argsort / --payload / --cumsum /
+ *     --cumulative-integral / --x / --dx /
  *     --transport combinations (--transport only in file mode with a sort, one of auto,
  *     shared, mpi), --io one of auto, posix, mpiio (its last value; auto when absent; file
- *     mode only); no value of --out, --json,
+ *     mode only), --json-version 1 or 2 (its last value; 2 when absent; with --json
+ *     only); no value of --out, --json,
  *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
  *   - the result is what an independent model of the command line's syntax says (a value
  *     as the next word or after '=', long options by an unambiguous prefix, -q and -v
@@ -86,7 +88,7 @@ static int is_word(const char *p, int argc, char **argv)
 /* An independent model of the command line's shape: which words are option values (the
  * last value of each option wins), which are flags, which is the file. */
 typedef struct model {
-    const char *val[13]; /* last value of each option of `valued` */
+    const char *val[14]; /* last value of each option of `valued` */
     int flag[11];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
     int help;            /* a word before any error asks for --help or --version */
@@ -94,15 +96,17 @@ typedef struct model {
     int npositional;
 } model;
 
-static const char *const valued[13] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+static const char *const valued[14] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
                                        "--function", "--a", "--b", "--n", "--backend",
-                                       "--transport", "--io"};
+                                       "--transport", "--io", "--json-version"};
 enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
-       V_TRANSPORT, V_IO };
-static const char *const flags[9][2] = {{"--force", NULL},  {"--no-sort", NULL},
-                                        {"--descending", NULL}, {"--stable", NULL},
-                                        {"--argsort", NULL}, {"--reproducible", NULL},
-                                        {"--quiet", "-q"}, {"--verbose", "-v"}, {NULL, NULL}};
+       V_TRANSPORT, V_IO, V_JSON_VERSION };
+static const char *const flags[11][2] = {{"--force", NULL},  {"--no-sort", NULL},
+                                         {"--descending", NULL}, {"--stable", NULL},
+                                         {"--argsort", NULL}, {"--reproducible", NULL},
+                                         {"--quiet", "-q"}, {"--verbose", "-v"},
+                                         {"--cumsum", NULL}, {"--cumulative-integral", NULL},
+                                         {NULL, NULL}};
 /* the long options without a slot above */
 static const char *const others[4] = {"--progress", "--no-progress", "--help", "--version"};
 enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
@@ -111,9 +115,9 @@ enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
  * is a prefix of (K_VALUED + k, K_FLAG + k, K_OTHER + k); K_NONE when none or several. */
 static int resolve(const char *name, size_t len)
 {
-    const char *all[13 + 8 + 4];
-    int code[13 + 8 + 4], n = 0;
-    for (int k = 0; k < 13; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
+    const char *all[14 + 10 + 4];
+    int code[14 + 10 + 4], n = 0;
+    for (int k = 0; k < 14; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
     for (int k = 0; flags[k][0]; k++) all[n] = flags[k][0], code[n++] = K_FLAG + k;
     for (int k = 0; k < 4; k++) all[n] = others[k], code[n++] = K_OTHER + k;
     int found = K_NONE, count = 0;
@@ -216,6 +220,19 @@ static void swapped_bounds_accepted(int argc, char **argv, const model *m, const
         if (sw[i] != argv[i] && sw[i] != m->val[V_A] && sw[i] != m->val[V_B]) free(sw[i]);
 }
 
+/* --json-version: "1" or "2" as its last value, only with --json; 2 when not given. */
+static void json_version_kept(int argc, char **argv, const model *m, const gp_options *o)
+{
+    const char *v = m->val[V_JSON_VERSION];
+    if (v)
+        CHECK(o->json && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) &&
+                  o->json_version == v[0] - '0',
+              "--json-version %s gave %d (--json %s)", v, o->json_version,
+              o->json ? o->json : "(none)");
+    else
+        CHECK(o->json_version == 2, "json_version %d without --json-version", o->json_version);
+}
+
 /* The first word alone asks for --help or --version (the parse then returns -1 at once). */
 static int first_word_help(int argc, char **argv)
 {
@@ -285,7 +302,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   o.transport == GP_TRANSPORT_OPT_MPI, "transport %d", (int)o.transport);
         CHECK(o.io == GP_IO_AUTO || o.io == GP_IO_POSIX || o.io == GP_IO_MPIIO, "io %d", (int)o.io);
         const int fv[] = {o.force, o.no_sort, o.descending, o.stable, o.argsort,
-                          o.reproducible, o.quiet, o.verbose, o.function_mode};
+                          o.reproducible, o.quiet, o.verbose, o.function_mode, o.cumsum,
+                          o.cumint};
         for (size_t k = 0; k < sizeof fv / sizeof fv[0]; k++)
             CHECK(fv[k] == 0 || fv[k] == 1, "flag %zu is %d", k, fv[k]);
         const char *strs[] = {o.file, o.dataset, o.xdataset, o.out, o.json, o.payload};
@@ -301,8 +319,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int k = 0; k <= V_JSON; k++)
             if (k != V_DX) CHECK(mv[k] == m.val[k], "%s: not its last value", valued[k]);
         const int *fl[] = {&o.force, &o.no_sort, &o.descending, &o.stable, &o.argsort,
-                           &o.reproducible, &o.quiet, &o.verbose};
-        for (int k = 0; k < 8; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
+                           &o.reproducible, &o.quiet, &o.verbose, &o.cumsum, &o.cumint};
+        for (int k = 0; k < 10; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
         CHECK(o.progress == m.progress, "progress %d, want %d", o.progress, m.progress);
         CHECK(o.function_mode == (m.val[V_FUNCTION] != NULL), "function mode %d", o.function_mode);
         CHECK(m.npositional == (o.function_mode ? 0 : 1) && o.file == (o.function_mode ? NULL : m.file),
@@ -319,6 +337,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (m.val[V_A]) CHECK(o.a == strtod(m.val[V_A], NULL), "--a %s gave %g", m.val[V_A], o.a);
         if (m.val[V_B]) CHECK(o.b == strtod(m.val[V_B], NULL), "--b %s gave %g", m.val[V_B], o.b);
+        json_version_kept(argc, argv, &m, &o);
         /* --io: its last value, one of the three; auto when not given */
         gp_io_mode want_io = GP_IO_AUTO;
         if (m.val[V_IO])
@@ -339,17 +358,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (m.val[V_A] && m.val[V_B]) swapped_bounds_accepted(argc, argv, &m, &o);
             CHECK(o.n > 0 && o.n <= ((int64_t)1 << 53), "n %lld", (long long)o.n);
             CHECK(o.dx == 1.0, "dx %g in function mode", o.dx);
-            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible,
-                  "sort options in function mode");
+            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible &&
+                      !o.cumsum && !o.cumint,
+                  "sort or scan options in function mode");
         } else {
             CHECK(o.file != NULL, "file mode without a file");
             CHECK(isfinite(o.dx) && o.dx != 0.0, "dx %g", o.dx);
             CHECK(o.n == 1000000 && o.a == 0.0 && o.b == 1.0, "function options in file mode");
             CHECK(!(o.xdataset && o.dx != 1.0), "--x with --dx %g", o.dx);
-            CHECK(!(o.out && o.no_sort), "--out with --no-sort");
+            CHECK(!(o.out && o.no_sort && !o.cumsum && !o.cumint),
+                  "--out with --no-sort and no scan");
             CHECK(!(o.no_sort && (o.descending || o.stable || o.argsort || o.payload)),
                   "sort options with --no-sort");
-            CHECK(!((o.argsort || o.payload) && !o.out), "--argsort/--payload without --out");
+            CHECK(!((o.argsort || o.payload || o.cumsum || o.cumint) && !o.out),
+                  "--argsort/--payload/--cumsum/--cumulative-integral without --out");
             CHECK(!(o.force && !o.out), "--force without --out");
             CHECK(o.file[0] != '-' || o.file[1] == '\0', "file %s looks like an option", o.file);
         }
