@@ -16,12 +16,12 @@
 #   gpu:REGEX   ctest -L gpu -R REGEX (-j 6, 300 s per test) -> ctest_REGEX.log
 #   gpuall      ctest -L gpu (every gpu test but the big ones) -> ctest_gpu.log
 #   big         ctest -R 'gpu_big_counts' -> ctest_big.log
-#   bench:ARGS  BUILD/bench/gpuprim_bench ARGS (commas in ARGS become blanks) -> bench_new.txt,
+#   bench:ARGS  BUILD/bench/gpuprim_bench ARGS (one word of this script: quote it) -> bench_new.txt,
 #               and the same with .devcarry/gpuprim_bench_ref (an older build) -> bench_ref.txt
 #   startup     bench/startup.sh BUILD 3 with NPS="1 4" and VARIANTS (default "now before")
-#   io:ARGS     python3 bench/io_bench.py --bin BUILD ARGS (commas become blanks) -> io.log
-#   multinode   tests/multinode_diag.sh --backend cuda (bounded) -> multinode_diag.log
-#   sh:CMD      any command (commas become blanks) -> sh_N.log
+#   io:ARGS     python3 bench/io_bench.py --bin BUILD ARGS -> io.log
+#   multinode   tests/multinode_diag.sh --bin BUILD --backend cuda (bounded) -> multinode_diag.log
+#   sh:CMD      any command (sh -c) -> sh_N.log
 set -u
 cd "$(dirname "$0")/.."
 B=${1:?usage: h200_batch.sh BUILD STEP...}
@@ -45,13 +45,14 @@ run() { # NAME LOG CMD...
   t0=$(date +%s.%N)
   "$@" >"$OUT/$log" 2>&1
   rc=$?
-  summary="$summary$(printf '%-40.40s rc %-4s %8.1f s' "$name" "$rc" "$(echo "$(date +%s.%N) - $t0" | bc)")\n"
-  tail -n 3 "$OUT/$log" | sed "s/^/  [$name] /"
+  summary="$summary$(awk -v a="$t0" -v b="$(date +%s.%N)" -v n="$name" -v r="$rc" \
+    'BEGIN { printf "%-40.40s rc %-4s %8.1f s", n, r, b - a }')\n"
+  tail -n 3 "$OUT/$log" | awk -v n="$name" '{ print "  [" n "] " $0 }'
 }
 for step in "$@"; do
   n=$((n + 1))
   arg=${step#*:}
-  args=$(echo "$arg" | tr ',' ' ')
+  args=$arg
   case $step in
   smi) run smi smi.txt sh -c 'nvidia-smi; nproc; free -g; df -h /tmp .' ;;
   gpu:*) run "$step" "ctest_$n.log" ctest --test-dir "$B" -L gpu -R "$arg" -j 6 --timeout 300 --output-on-failure ;;
@@ -68,10 +69,10 @@ for step in "$@"; do
   io:*)
     # shellcheck disable=SC2086
     run "$step" "io_$n.log" python3 bench/io_bench.py --bin "$B" $args ;;
-  multinode) run multinode multinode_diag.log timeout 280 tests/multinode_diag.sh --backend cuda ;;
+  multinode) run multinode multinode_diag.log timeout 200 tests/multinode_diag.sh --bin "$B" --backend cuda --timeout 25 --out "$OUT/multinode" ;;
   sh:*) run "$step" "sh_$n.log" sh -c "$args" ;;
   *) echo "h200_batch.sh: unknown step $step" ;;
   esac
 done
 printf '\nstep                                     exit     time\n'
-printf "$summary"
+printf '%b' "$summary"
