@@ -93,7 +93,10 @@ uint64_t *gp_ooc_spare_vals(const struct gp_job *j);
  * device slots, the ring. Collective. Returns 0 or an agreed GP_EXIT_* code. */
 int gp_ooc_alloc(struct gp_job *j);
 
-/* Frees what gp_ooc_alloc allocated (not the exchange: job_release destroys it). */
+/* Frees what gp_ooc_alloc allocated (not the exchange: job_release destroys it, collectively):
+ * the host buffers always; the device slots, the sort's scratch and the pinned ring only where
+ * the job frees its device memory (gp_proc_leave_memory, startup.h: else the process's exit
+ * does). Not collective. */
 void gp_ooc_release(struct gp_job *j);
 
 /* The read phase out of core: the shard (and --x coordinates) straight into host memory.

@@ -13,6 +13,7 @@
 #include "host.h"
 #include "job_internal.h"
 #include "progress.h"
+#include "startup.h"
 #include "tuning.h"
 
 /* ---- the host buffers ------------------------------------------------------------------ */
@@ -97,15 +98,16 @@ void gp_ooc_release(gp_job *j)
 {
     const gp_backend *cpu = gp_backend_cpu();
     gp_ooc *p = j->ooc;
+    const int leave = gp_proc_leave_memory(j->be); /* device and pinned memory: the exit's */
     for (int b = 0; b < 2; b++) {
         if (p->hk[b]) cpu->free(p->hk[b]);
         if (p->hv[b]) cpu->free(p->hv[b]);
-        if (p->dk[b]) j->be->free(p->dk[b]);
-        if (p->dv[b]) j->be->free(p->dv[b]);
+        if (p->dk[b] && !leave) j->be->free(p->dk[b]);
+        if (p->dv[b] && !leave) j->be->free(p->dv[b]);
     }
-    if (p->sk) j->be->free(p->sk);
-    if (p->sv) j->be->free(p->sv);
-    for (int i = 0; i < 4; i++)
+    if (p->sk && !leave) j->be->free(p->sk);
+    if (p->sv && !leave) j->be->free(p->sv);
+    for (int i = 0; i < 4 && !leave; i++)
         if (p->ring[i]) j->be->host_free(p->ring[i]);
     if (p->hx) cpu->free(p->hx);
     free(p);
