@@ -13,8 +13,9 @@
  *          (be->iota) and the device sort, then staged down into the other host buffer; a
  *          staging thread moves run k+1 up and run k-1 down while the device sorts run k.
  *          A rank whose whole shard fits on the device has one run.
- *   visit  gp_job_foreach_piece (pieces.c) visits the current buffer, still in input order,
- *          piece by piece through device slot 0, until the merge
+ *   scan   (its place in the table, ph_scan.c) gp_job_foreach_piece (pieces.c) visits the
+ *          current buffer, in input order until the merge, piece by piece through device
+ *          slot 0 (pieces of a multiple of GP_OOC_RUN_MIN elements)
  *   merge  (the sort's place) the runs merged on the host's threads into one sorted shard
  *          (gp_cpu_merge_runs, kernels/cpu_merge_mt.h)
  *   exchange  P > 1: the job's exchange is made with the CPU backend on the host buffers
@@ -47,8 +48,9 @@ typedef struct gp_ooc {
                              (pairs) and, for the statistics, the --x coordinates */
     int64_t piece;        /* bytes per staging piece; 0: straight to and from the backend's
                              memory (a host-memory backend without GPUPRIM_READ_PIECE_BYTES) */
-    int64_t visit;        /* elements per piece of a visit (ceil(cnt / pieces), the piece
-                             count the same on every rank) */
+    int64_t visit;        /* elements per piece of a visit (ceil(cnt / nvisits) rounded up
+                             to a multiple of GP_OOC_RUN_MIN, at most a slot; nvisits the
+                             same on every rank) */
     int64_t nvisits;
     int threads;          /* the host's threads of this rank */
     uint64_t dev_usable, host_usable, host_need, pinned;

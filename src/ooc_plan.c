@@ -169,7 +169,11 @@ static int plan_ooc(gp_job *j, uint64_t need, uint64_t usable, int local)
 }
 
 /* The pieces of a visit (gp_job_foreach_piece): as many on every rank, the most any rank's
- * slot needs for its shard; each rank cuts its shard into that many equal pieces. */
+ * slot needs for its shard; each rank cuts its shard into that many pieces of equal length
+ * rounded up to a multiple of GP_OOC_RUN_MIN (within its slot), so that the blocks of the
+ * backends' scans (64 elements on the CPU, 4096 on CUDA) start where they start in one call
+ * on the whole shard (the CPU's scans then give its bits). A rank whose pieces end early
+ * visits the rest with none. */
 static int plan_visits(gp_job *j)
 {
     gp_ooc *p = j->ooc;
@@ -179,7 +183,9 @@ static int plan_visits(gp_job *j)
         return GP_EXIT_FAIL;
     }
     p->nvisits = all;
-    p->visit = j->cnt > 0 ? (j->cnt + all - 1) / all : 0;
+    int64_t v = j->cnt > 0 ? (j->cnt + all - 1) / all : 0;
+    v = (v + GP_OOC_RUN_MIN - 1) / GP_OOC_RUN_MIN * GP_OOC_RUN_MIN;
+    p->visit = v < p->slot ? v : p->slot; /* a slot of runs: a multiple of GP_OOC_RUN_MIN */
     return 0;
 }
 

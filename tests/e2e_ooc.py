@@ -27,6 +27,10 @@ NaN, -0.0, +0.0, +-inf, the types' extremes), for every rank count in --nps:
 - the staging ring (GPUPRIM_READ_PIECE_BYTES=1000: 1000-byte pieces, the staging thread's
   copies through host pieces also on the CPU backend): the same bytes;
 - --x and --reproducible out of core: the integral and the exact sums as in device memory;
+- --cumsum and --cumulative-integral out of core (every integer type, float32 / float64 with
+  NaN and infinities, --x, --dx, unequal shards): the same bytes as in device memory (integers,
+  and floats on the CPU backend), else within twice the documented bound; an integer prefix
+  that leaves its type: the same exit 4 and line;
 - faults: a rank failing or killed in the run phase (runs), in the merge (merge) and in an
   out-of-core exchange step (xstep): the job ends within a minute, no output left.
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
@@ -89,6 +93,9 @@ def make_file(args, rng):
         f["y"] = np.sin(f["x"][()] / 300.0) * 5.0 + 1.0  # no NaN: a finite integral
         for P in args.nps:  # rank 0 holds 4097 elements, the others 4096
             f[f"t{P}"] = rng.standard_normal(4097 * P - (P - 1)).astype(np.float32)
+        # 64-bit integers whose prefix sums fit (i64 and u64 above hold the types' extremes)
+        f["si64"] = rng.integers(-2**40, 2**40, N, dtype=np.int64)
+        f["su64"] = rng.integers(0, 2**40, N, dtype=np.uint64)
     return path
 
 
@@ -230,7 +237,7 @@ def pair(args, path, P, dset, opts, tag, limit=None, env_ooc=None, want_ooc=True
     names = [dset] + ([dset + "_argsort"] if "--argsort" in opts and stable else []) + \
         (["pay"] if "--payload" in opts and stable else [])
     check(same_outputs(om, oo, names), f"{tag}: out-of-core bytes differ from in-memory ({names})")
-    return jm, jo, oo, eo
+    return jm, jo, oo, eo, om
 
 
 def test_options(args, path, data):
@@ -248,7 +255,7 @@ def test_options(args, path, data):
             r = pair(args, path, P, dset, opts, tag, limit)
             if not r:
                 continue
-            jm, jo, oo, eo = r
+            jm, jo, oo, eo, _ = r
             check_outputs(tag, oo, reference(a, opts, data["pay"]), dset, opts, a)
             check_stats(args, tag, jm, jo)
             got = plans(eo)
@@ -377,6 +384,80 @@ def test_pieces_x(args, path, data):
             check(ok, f"{tag}: integral {x!r} vs {y!r}")
 
 
+def scan_bound(y, x, cumint):
+    """The documented bound of each output of --cumsum (2^-45 times the prefix sums of |y|, NaN
+    adding nothing) or --cumulative-integral (the same of |term|) of y (as float64)."""
+    y = y.astype(np.float64)
+    if cumint:
+        h = np.diff(x) if x is not None else np.ones(y.size - 1)
+        t = np.concatenate(([0.0], np.abs(h * (y[1:] + y[:-1]) / 2.0)))
+    else:
+        t = np.abs(y)
+    return 2.0 ** -45 * np.cumsum(np.nan_to_num(t, nan=0.0))
+
+
+def same_scan(args, a, b, y, x, cumint):
+    """Two runs' scan outputs: the same bytes for integers and on the CPU backend (the visits'
+    pieces keep the 64-element blocks of the in-memory call); else the same non-finite values
+    and the finite ones within twice the documented bound (each is within it of the exact)."""
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return False
+    if a.dtype.kind != "f" or args.backend == "cpu":
+        return a.tobytes() == b.tobytes()
+    fin = np.isfinite(a) & np.isfinite(b)
+    if not np.array_equal(a[~fin], b[~fin], equal_nan=True):
+        return False
+    return bool(np.all(np.abs(a[fin] - b[fin]) <= 2 * scan_bound(y, x, cumint)[fin]))
+
+
+def test_scans(args, path, data):
+    """--cumsum and --cumulative-integral out of core (the scan visits the host's copy of the
+    shard, still in input order, before the runs are merged): the outputs and the JSON totals as
+    in device memory, every integer type exactly (64-bit data whose prefix leaves the type: the
+    same exit 4 and line in both), float32 / float64 with NaN and infinities, --x, --dx."""
+    cases = [(d, ["--cumsum"], None) for d in ("f32", "i32", "u32", "si64", "su64")] + \
+            [("f64", ["--cumsum", "--cumulative-integral", "--dx", "0.5"], None),
+             ("y", ["--cumsum", "--cumulative-integral", "--x", "x", "--stable", "--argsort"], "x")]
+    for P in sorted({min(args.nps), max(args.nps)}):
+        for dset, opts, xname in cases + [(f"t{P}", ["--cumsum", "--cumulative-integral"], None)]:
+            tag = f"scan {dset} {' '.join(opts)} P={P}"
+            r = pair(args, path, P, dset, opts, tag, 1)
+            if not r:
+                continue
+            jm, jo, oo, _, om = r
+            y, x = data[dset], data[xname] if xname else None
+            if "--dx" in opts:
+                x = np.arange(y.size) * 0.5
+            for suffix, cumint in (("_cumsum", 0), ("_cumint", 1)):
+                name = dset + suffix
+                if name not in om or name not in oo:
+                    check(name not in om and name not in oo and (cumint or "--cumsum" not in opts),
+                          f"{tag}: {name} missing")
+                    continue
+                check(same_scan(args, om[name], oo[name], y, x, cumint),
+                      f"{tag}: {name} out of core differs from in memory")
+            for k in ("cumsum_total", "cumint_last"):
+                a, b = jm[k], jo[k]
+                ok = json.dumps(a) == json.dumps(b)
+                if not ok and args.backend != "cpu" and None not in (a, b) and y.dtype.kind == "f":
+                    bound = scan_bound(y, x, k == "cumint_last")[-1]
+                    ok = abs(float(jnum(a)) - float(jnum(b))) <= 2 * bound
+                check(ok, f"{tag}: {k} {a!r} in memory, {b!r} out of core")
+        for dset in ("i64", "u64"):  # the types' extremes: the prefix leaves the stored type
+            errs = []
+            for limit in (None, 1):
+                out = os.path.join(args.work, "scan_ovf.h5")
+                p = run_gpuprim(args, P, sort_cmd(args, path, dset, ["--cumsum"], out,
+                                                  os.path.join(args.work, "ovf.json"), False),
+                                env=env_with(GPUPRIM_DEVICE_MEM_LIMIT=limit))
+                errs.append((p.returncode, error_lines(p)))
+            # exit 4 and one line (a prefix that fits all along, unlikely: exit 0 in both)
+            ok = errs[0][0] in (0, 4) and len(errs[0][1]) == (errs[0][0] == 4)
+            check(ok and errs[0] == errs[1],
+                  f"scan {dset} overflow P={P}: in memory {errs[0]}, out of core {errs[1]}")
+        print(f"scans P={P}: ok", flush=True)
+
+
 def test_faults(args, path):
     P = 3 if 3 in args.nps or max(args.nps) >= 3 else max(args.nps)
     if P < 2:
@@ -413,6 +494,7 @@ def main():
     test_mixed(args, path, data)
     test_short(args, path)
     test_pieces_x(args, path, data)
+    test_scans(args, path, data)
     test_faults(args, path)
     return summary()
 
