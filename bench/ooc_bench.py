@@ -5,7 +5,8 @@ GPUPRIM_DEVICE_MEM_LIMIT making each rank's device FACTOR times too small for it
 sorts out of core), then the short scripts users would write instead (h5py + numpy, h5py +
 cupy, h5py + torch, where importable). Prints the phase times of both jobs (and out of core
 each rank's staging, device and merge times, the slowest rank's), the peers' read / sort /
-write times, the wall time of every process, and the ratios the issue's targets name.
+write times, the wall time of every process (the launcher with its ranks; a "run:" line as
+each ends, with its command), and the ratios the issue's targets name.
 
 usage: ooc_bench.py FILE --bin BUILD_DIR [--np 4,1] [--dataset D] [--factor 4] [--no-out]
                     [--extra "--stable --argsort"] [--peers numpy,cupy,torch|none]
@@ -28,7 +29,7 @@ SHARE_RE = re.compile(r"rank (\d+): plan: in device memory: .*shared by (\d+) ra
 RUNS_RE = re.compile(r"rank (\d+): out of core: (\d+) runs?: up ([\d.]+) s, device ([\d.]+) s, "
                      r"down ([\d.]+) s \(overlapped\); merge ([\d.]+) s on (\d+) threads?")
 ROWS = ("alloc", "read", "upload", "reduce", "local sort", "rank exchange", "verify", "write",
-        "total")
+        "total", "startup", "teardown")
 
 PEER_CODE = r"""
 import json, sys, time
@@ -82,6 +83,11 @@ def gp_job(a, P, extra, limit=None, verbose=True):
     if limit is not None:
         env["GPUPRIM_DEVICE_MEM_LIMIT"] = str(limit)
     p, wall = run(cmd, env)
+    # the whole process (the launcher and its ranks), printed as each run ends
+    print("run: %s%s: exit %d, process wall %.3f s" % (
+        " ".join(shlex.quote(c) for c in cmd),
+        "  (GPUPRIM_DEVICE_MEM_LIMIT=%d)" % limit if limit is not None else "", p.returncode, wall),
+        flush=True)
     if p.returncode != 0:
         raise RuntimeError("gpuprim_mpi at P=%d%s: exit %d: %s" % (
             P, " (out of core)" if limit else "", p.returncode, p.stderr[-600:]))
@@ -107,8 +113,10 @@ def ooc_limit(rep, stderr, P, extra, factor):
 
 
 def phases(rep):
+    """The rows in seconds, from either report version's keys ("local_sort" in version 2,
+    "local sort" in version 1); 0 for a row the report lacks."""
     t = rep["times_ms"]
-    return {k: t.get(k, 0.0) / 1e3 for k in ROWS}
+    return {k: t.get(k.replace(" ", "_"), t.get(k, 0.0)) / 1e3 for k in ROWS}
 
 
 def runs_of(stderr):
@@ -123,6 +131,8 @@ def runs_of(stderr):
 def peer(a, kind, dset):
     out = "-" if a.no_out else os.path.join(a.work, "ooc_bench_peer.h5")
     p, wall = run([a.python, "-c", PEER_CODE, kind, a.file, dset, out])
+    print("run: peer h5py + %s: exit %d, process wall %.3f s" % (kind, p.returncode, wall),
+          flush=True)
     if os.path.exists(out):
         os.remove(out)
     if p.returncode != 0:

@@ -13,7 +13,15 @@
 # BUILD_DIR (default build_cuda) must hold gpuprim_mpi and gpuprim_gen built with CUDA;
 # WORK_DIR (default /tmp/gp_ooc) holds the inputs, outputs and the JSON results
 # (ooc_a.json, ooc_b.json, ooc_c.json). $PYTHON (default python3) runs the driver and the
-# peers; $MPIRUN (default "mpirun --bind-to none", with --allow-run-as-root as root).
+# peers.
+#
+# The launcher: $MPIRUN (default mpirun, with --allow-run-as-root as root), e.g.
+# MPIRUN="sh tests/mpirun.sh" or a kit's mpirun. "--bind-to none" is added when it names no
+# --bind-to: Open MPI binds each of 1-2 ranks to one core, which would put a rank's host
+# threads (the out-of-core staging, merge and check) on that one core.
+#
+# Every run prints a "run:" line as it ends with its command, exit status and the wall time
+# of the whole process (the launcher and its ranks; gpuprim_gen's too), and each part its own.
 set -eu
 cd "$(dirname "$0")/.."
 b=${1:-build_cuda}
@@ -22,28 +30,44 @@ parts=${3:-abc}
 py=${PYTHON:-python3}
 root=""
 [ "$(id -u)" = 0 ] && root=" --allow-run-as-root"
-mpi=${MPIRUN:-"mpirun --bind-to none$root"}
+mpi=${MPIRUN:-"mpirun$root"}
+case " $mpi " in *" --bind-to "*|*" --bind-to="*) ;; *) mpi="$mpi --bind-to none" ;; esac
+for x in gpuprim_mpi gpuprim_gen; do
+  [ -x "$b/$x" ] || { echo "ooc_h200.sh: $b/$x: not found (BUILD_DIR, the first argument)" >&2; exit 2; }
+done
 mkdir -p "$w"
 f32="$w/f32_2p32.h5"
 f33="$w/f32_2p33.h5"
+echo "ooc_h200.sh: build $b, work $w, parts $parts, launcher: $mpi"
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
 
 gen() { # gen FILE N
   [ -f "$1" ] && return 0
-  $mpi -np 4 "$b/gpuprim_gen" "$1" --n "$2" --dist uniform --seed 26
+  t0=$(now)
+  rc=0
+  $mpi -np 4 "$b/gpuprim_gen" "$1" --n "$2" --dist uniform --seed 26 || rc=$?
+  echo "run: $mpi -np 4 $b/gpuprim_gen $1 --n $2: exit $rc, process wall $(since "$t0") s"
+  return $rc
+}
+
+bench() { # bench PART ARGS... : ooc_bench.py with the launcher, timed whole
+  part=$1
+  shift
+  t0=$(now)
+  rc=0
+  "$py" bench/ooc_bench.py "$@" --bin "$b" --python "$py" --mpirun "$mpi" --work "$w" \
+    --json "$w/ooc_$part.json" || rc=$?
+  echo "part $part: exit $rc, $(since "$t0") s"
+  return $rc
 }
 
 case $parts in *a*|*b*) rm -f "$f33"; gen "$f32" 2^32;; esac
-case $parts in *a*)
-  "$py" bench/ooc_bench.py "$f32" --bin "$b" --np 4,1 --python "$py" --mpirun "$mpi" \
-    --work "$w" --json "$w/ooc_a.json";;
-esac
-case $parts in *b*)
-  "$py" bench/ooc_bench.py "$f32" --bin "$b" --np 4 --extra "--stable --argsort" --peers none \
-    --python "$py" --mpirun "$mpi" --work "$w" --json "$w/ooc_b.json";;
-esac
+case $parts in *a*) bench a "$f32" --np 4,1;; esac
+case $parts in *b*) bench b "$f32" --np 4 --extra "--stable --argsort" --peers none;; esac
 case $parts in *c*)
   rm -f "$f32"
   gen "$f33" 2^33
-  "$py" bench/ooc_bench.py "$f33" --bin "$b" --np 4 --no-out --peers none --python "$py" \
-    --mpirun "$mpi" --work "$w" --json "$w/ooc_c.json";;
+  bench c "$f33" --np 4 --no-out --peers none;;
 esac
