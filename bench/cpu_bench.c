@@ -1,14 +1,17 @@
 /* cpu_bench.c — the CPU backend's kernels on one large array, timed (wall and this
  * process's CPU time; the minimum over the repetitions): the order-key map, the sort of
- * keys, the stable sort of (key, input position) pairs, and the statistics, on float32
- * uniform in [-1, 1) (the job's local work per rank); the prefix sum of the same values as
- * float64 (numpy.cumsum's case: bench/README.md has the command that times numpy's). The CPU time is the figure to read
- * on a machine shared with other work. Not a test; bench/README.md.
+ * keys, the stable sort of (key, input position) pairs, the statistics, and the out-of-core
+ * merge of 8 sorted runs (keys; pairs by (key, position)) on gp_host_threads() threads
+ * (GPUPRIM_HOST_THREADS; default 1 here), on float32 uniform in [-1, 1) (the job's local work
+ * per rank); the prefix sum of the same values as float64 (numpy.cumsum's case:
+ * bench/README.md has the command that times numpy's). The CPU time is the figure to read on
+ * a machine shared with other work. Not a test; bench/README.md.
  *
  *   gpuprim_cpu_bench [N [REPS]]     (default N = 2^27, REPS = 3)
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "gpuprim/kernels.h"
+#include "cpu_merge_mt.h"
 #include "cpu_twins.h"
 
 #include <stdint.h>
@@ -24,19 +27,31 @@ static double clock_s(clockid_t c)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-enum { OP_KEYS, OP_SORT, OP_PAIRS, OP_STATS, OP_CUMSUM, OP_N };
+enum { OP_KEYS, OP_SORT, OP_PAIRS, OP_STATS, OP_MERGE, OP_MERGE_PAIRS, OP_CUMSUM, OP_N };
 static const char *op_names[OP_N] = {"to_keys f32", "sort keys (4 B)",
                                      "sort pairs, stable, values = positions", "stats f32",
+                                     "merge 8 runs, keys (4 B)", "merge 8 runs, pairs, stable",
                                      "cumsum f64 -> f64"};
 
-/* One timed run of op on a fresh copy of the input; 0 on success. */
+/* Scratch of the merges (the second buffer of the out-of-core sort). */
+static void *g_tk;
+static uint64_t *g_tv;
+
+/* One timed run of op on a fresh copy of the input (for the merges: in 8 sorted runs); 0 on
+ * success. */
 static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, double *wall,
                   double *cpu)
 {
+    const int merge = op == OP_MERGE || op == OP_MERGE_PAIRS;
+    const int64_t run = (n + 7) / 8;
     memcpy(k, in, (size_t)n * 4);
-    if (op == OP_SORT || op == OP_PAIRS) gp_cpu_keys(GP_F32, 0, 0, k, n);
-    if (op == OP_PAIRS)
+    if (op == OP_SORT || op == OP_PAIRS || merge) gp_cpu_keys(GP_F32, 0, 0, k, n);
+    if (op == OP_PAIRS || op == OP_MERGE_PAIRS)
         for (int64_t i = 0; i < n; i++) v[i] = (uint64_t)i;
+    for (int64_t lo = 0; merge && lo < n; lo += run)
+        gp_cpu_sort(4, (uint32_t *)k + lo, op == OP_MERGE_PAIRS ? v + lo : NULL,
+                    n - lo < run ? n - lo : run, 1);
+    int in_tmp = 0;
     double *d = (double *)v; /* cumsum: the input as float64 in v, the output in k */
     if (op == OP_CUMSUM)
         for (int64_t i = 0; i < n; i++) d[i] = (double)in[i];
@@ -48,6 +63,8 @@ static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, doub
     case OP_KEYS: rc = gp_cpu_keys(GP_F32, 0, 0, k, n); break;
     case OP_SORT: rc = gp_cpu_sort(4, k, NULL, n, 0); break;
     case OP_PAIRS: rc = gp_cpu_sort(4, k, v, n, 1); break;
+    case OP_MERGE: rc = gp_cpu_merge_runs(4, k, NULL, g_tk, NULL, n, run, 0, &in_tmp); break;
+    case OP_MERGE_PAIRS: rc = gp_cpu_merge_runs(4, k, v, g_tk, g_tv, n, run, 1, &in_tmp); break;
     case OP_CUMSUM: rc = gp_cpu_cumsum(GP_F64, d, n, &carry, k); break;
     default: rc = gp_cpu_stats(GP_F32, k, n, 0, &st); break;
     }
@@ -67,7 +84,9 @@ int main(int argc, char **argv)
     float *in = malloc((size_t)n * 4);
     void *k = malloc((size_t)n * 8);
     uint64_t *v = malloc((size_t)n * 8);
-    if (!in || !k || !v) {
+    g_tk = malloc((size_t)n * 4);
+    g_tv = malloc((size_t)n * 8);
+    if (!in || !k || !v || !g_tk || !g_tv) {
         fprintf(stderr, "gpuprim_cpu_bench: cannot allocate %lld elements\n", (long long)n);
         return 1;
     }
@@ -93,6 +112,6 @@ int main(int argc, char **argv)
         }
         printf("%-40s %9.3f %9.3f %11.2f\n", op_names[op], bw, bc, bc / (double)n * 1e9);
     }
-    free(in), free(k), free(v);
+    free(in), free(k), free(v), free(g_tk), free(g_tv);
     return 0;
 }

@@ -115,6 +115,7 @@ static const gp_backend cpu_backend = {
     .to_keys = cpu_to_keys,
     .from_keys = cpu_from_keys,
     .sort = cpu_sort,
+    .iota = gp_cpu_iota,
     .sort_values = gp_cpu_sort_values,
     .sort_spare = gp_cpu_sort_spare,
     /* merge: the rank exchange's data plane */

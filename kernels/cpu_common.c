@@ -7,9 +7,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-/* The one-line message of the last failure ("" until something fails). Not thread-safe:
- * like the rest of the backend it assumes one calling thread per process. */
-static char cpu_errbuf[256];
+/* The one-line message of the calling thread's last failure ("" until something fails):
+ * one record per thread, so that the out-of-core staging thread (src/ooc_stage.c), which
+ * calls the transfers while the job's thread calls the kernels, reads its own failures. */
+static _Thread_local char cpu_errbuf[256];
 
 int gp_cpu_fail(int code, const char *func, const char *file, int line, const char *fmt, ...)
 {
@@ -23,8 +24,8 @@ int gp_cpu_fail(int code, const char *func, const char *file, int line, const ch
     return code;
 }
 
-/* The one-line message of the last failure of a CPU twin ("" when none): the CPU table's
- * last_error(). */
+/* The one-line message of the calling thread's last failure of a CPU twin ("" when none):
+ * the CPU table's last_error(). */
 const char *gp_cpu_last_error(void) { return cpu_errbuf; }
 
 int gp_cpu_ranges_overlap(const void *a, size_t na, const void *b, size_t nb)

@@ -5,7 +5,9 @@
  * them may call it. Private to
  * kernels/ (not installed; the tests use cpu_twins.h).
  *
- * Threading: like the rest of the CPU backend, one calling thread per process.
+ * Threading: like the rest of the CPU backend, one calling thread per process, except that
+ * the transfers (upload, download and their async forms, copy) may run in one more thread
+ * at the same time (the out-of-core staging); the failure record is per thread.
  */
 #ifndef GP_CPU_COMMON_H
 #define GP_CPU_COMMON_H

@@ -1,10 +1,12 @@
 /* cpu_mem.c — the CPU backend's memory (cpu_mem.h): malloc'd "device" memory (huge pages
  * from 4 MiB on), memcpy transfers, and mem_info from /proc/meminfo, sysconf and the
- * cgroup limits, capped by the test knob GPUPRIM_DEVICE_MEM_LIMIT.
+ * cgroup limits, capped by the test knob GPUPRIM_DEVICE_MEM_LIMIT; and the host's memory
+ * for the out-of-core plan (gp_host_mem_info, host.h), capped by GPUPRIM_HOST_MEM_LIMIT.
  */
 #define _DEFAULT_SOURCE /* sysconf's _SC_PHYS_PAGES, madvise, MADV_HUGEPAGE */
 #include "cpu_mem.h"
 #include "cpu_common.h"
+#include "host.h"
 #include "tuning.h"
 
 #include <errno.h>
@@ -49,12 +51,13 @@ void gp_cpu_free(void *p) { free(p); }
 
 /* ---- transfers ------------------------------------------------------------------------------ */
 
-/* memcpy of `bytes` bytes for the public entry `who`; NULL pointers only with bytes == 0. */
+/* memcpy of `bytes` bytes for the public entry `who` (large ones cut over the host's threads,
+ * gp_host_memcpy); NULL pointers only with bytes == 0. */
 static int copy_as(const char *who, void *dst, const void *src, size_t bytes)
 {
     if (bytes == 0) return GP_OK;
     if (!dst || !src) return WHO_FAIL(GP_EINVAL, "NULL pointer with %zu bytes", bytes);
-    memcpy(dst, src, bytes);
+    gp_host_memcpy(dst, src, bytes);
     return GP_OK;
 }
 
@@ -108,10 +111,11 @@ static int meminfo_available(uint64_t *v)
     return rc;
 }
 
-/* gp_backend.mem_info of the CPU backend (meaning: gpuprim/kernels.h): host memory. */
-int gp_cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+/* The host's memory before any knob: *avail what can still be allocated (MemAvailable, or
+ * the available pages; lowered to the room under a cgroup limit), *total the physical memory
+ * or the cgroup limit when smaller; SIZE_MAX where nothing can be read. */
+static void host_memory(size_t *avail_out, size_t *total_out)
 {
-    if (!free_bytes || !total_bytes) return CPU_FAIL(GP_EINVAL, "NULL output pointer");
     uint64_t total = UINT64_MAX, avail = UINT64_MAX, v = 0;
     const long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     if (pages > 0 && psz > 0) total = (uint64_t)pages * (uint64_t)psz;
@@ -137,11 +141,34 @@ int gp_cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
         break;
     }
     if (avail > total) avail = total;
-    size_t f = avail > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)avail;
-    const size_t t = total > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)total;
+    *avail_out = avail > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)avail;
+    *total_out = total > (uint64_t)SIZE_MAX ? SIZE_MAX : (size_t)total;
+}
+
+/* gp_backend.mem_info of the CPU backend (meaning: gpuprim/kernels.h): host memory. */
+int gp_cpu_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
+    if (!free_bytes || !total_bytes) return CPU_FAIL(GP_EINVAL, "NULL output pointer");
+    size_t f = 0, t = 0;
+    host_memory(&f, &t);
     char why[128];
     if (gp_mem_limit_env(&f, why, sizeof why) != 0) return CPU_FAIL(GP_EINVAL, "%s", why);
     *free_bytes = f;
     *total_bytes = t;
     return GP_OK;
+}
+
+int gp_host_mem_info(size_t *avail, size_t *total, char *why, size_t whylen)
+{
+    const gp_tuning *k = gp_tuning_get();
+    if (k->host_mem_limit_error[0]) {
+        if (why && whylen > 0) snprintf(why, whylen, "%s", k->host_mem_limit_error);
+        return -1;
+    }
+    size_t f = 0, t = 0;
+    host_memory(&f, &t);
+    if (k->host_mem_limit_set && k->host_mem_limit < (uint64_t)f) f = (size_t)k->host_mem_limit;
+    if (avail) *avail = f;
+    if (total) *total = t;
+    return 0;
 }

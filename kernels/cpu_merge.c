@@ -1,10 +1,12 @@
 /* cpu_merge.c — the CPU backend's one merge-split (gp_cpu_merge_split, gpuprim/kernels.h)
  * for keys alone and for (key, value) pairs, with the keys and pairs twins as wrappers, and
  * the merge-path split (gp_cpu_merge_path) it cuts its work with. The merge's loops are in
- * cpu_merge.h, the search in merge_path.h. Internal to kernels/.
+ * cpu_merge.h, the search in merge_path.h; the cut of a merge over threads and the merge of
+ * many runs in cpu_merge_mt.c. Internal to kernels/.
  */
 #include "cpu_common.h"
 #include "cpu_merge.h"
+#include "cpu_merge_mt.h"
 #include "cpu_sort.h"
 #include "cpu_twins.h"
 #include "merge_path.h"
@@ -99,10 +101,11 @@ CPU_INLINE void merge_g(const unsigned char *lk, const uint64_t *lov, int64_t nl
     GP_MERGE_RUN4(I, J, MS_STEP, MS_TAIL);
 }
 
-/* merge_g with its constants: by key (keys alone or pairs) or by (key, value). */
-static void merge_run(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
-                      int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
-                      int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
+/* merge_g with its constants: by key (keys alone or pairs) or by (key, value)
+ * (gp_cpu_merge_range, cpu_merge_mt.h). */
+void gp_cpu_merge_range(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
+                        int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
+                        int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
 {
 #define MERGE_AS(W, HV, ST) merge_g(lk, lov, nlo, hk, hiv, nhi, r0, cnt, ok, ov, W, HV, ST)
     if (w == 4) {
@@ -156,11 +159,12 @@ int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
     if (merge_overlaps((size_t)width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, cnt,
                        out_keys, out_vals))
         return WHO_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
-    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m */
+    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m; its output
+     * cut over the host's threads (cpu_merge_mt.c) */
     if (cnt > 0)
-        merge_run(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals, nlo,
-                  (const unsigned char *)hi_keys, hi_vals, nhi, keep_upper ? m : 0, cnt,
-                  (unsigned char *)out_keys, out_vals);
+        gp_cpu_merge_range_mt(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals,
+                              nlo, (const unsigned char *)hi_keys, hi_vals, nhi,
+                              keep_upper ? m : 0, cnt, (unsigned char *)out_keys, out_vals);
     *nout = cnt;
     return GP_OK;
 }

@@ -324,6 +324,15 @@ int gp_cpu_radix_sort(int width, void *keys, uint64_t *vals, int64_t n, int stab
 
 /* ---- the checked entries ------------------------------------------------------------------- */
 
+/* gp_backend.iota of the CPU backend (meaning: gpuprim/kernels.h): dst[i] = start + i. */
+int gp_cpu_iota(uint64_t *dst, int64_t n, uint64_t start)
+{
+    if (n < 0) return CPU_FAIL(GP_EINVAL, "n = %lld < 0", (long long)n);
+    if (n > 0 && !dst) return CPU_FAIL(GP_EINVAL, "dst is NULL with n = %lld", (long long)n);
+    for (int64_t i = 0; i < n; i++) dst[i] = start + (uint64_t)i;
+    return GP_OK;
+}
+
 /* The checks and the call behind gp_cpu_sort_as and gp_cpu_sort_spare_as: spare_keys NULL
  * sorts with an allocated scratch (in_spare may then be NULL), else with the spares, which
  * must not overlap the data nor each other. */

@@ -25,6 +25,8 @@ int gp_cpu_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_t
 int gp_cpu_to_keys(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_sort_keys(int width, void *keys, int64_t n);
+/* gp_backend.iota: dst[i] = start + i (kernels/cpu_sort.c). */
+int gp_cpu_iota(uint64_t *dst, int64_t n, uint64_t start);
 int gp_cpu_sort_values(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
                             int64_t nhi, int64_t m, int keep_upper, void *out,

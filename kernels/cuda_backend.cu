@@ -7,7 +7,11 @@
  * rank exchange are here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
- * device is made current for the thread that calls gp_backend_cuda().
+ * device is made current for the thread that calls gp_backend_cuda(). One exception: the
+ * transfers of the copy streams (upload_async, upload_wait, download_async, download_wait)
+ * may be called from one other thread while the first one launches kernels (the
+ * out-of-core staging thread, src/ooc_stage.c): they make the backend's device current in
+ * the calling thread, and the failure record is per thread.
  */
 #include "cuda_init.h"
 #include "cuda_internal.cuh"
@@ -25,7 +29,8 @@
 
 /* ---- error buffer --------------------------------------------------------------------- */
 
-static char g_errbuf[512];
+/* The calling thread's last failure (one record per thread: see the file comment). */
+static thread_local char g_errbuf[512];
 
 void gpc_set_error(const char *fmt, ...)
 {
@@ -138,13 +143,31 @@ typedef struct copy_stream {
 } copy_stream;
 static copy_stream g_up = {NULL, -1}, g_down = {NULL, -1};
 
-/* Starts a copy of `bytes` bytes on stream cs (made for the current device when needed). */
+/* The device gp_backend_cuda() bound (-1: none yet). */
+static int g_bound = -1;
+
+/* Makes the bound device current in the calling thread (a thread other than the one that
+ * called gp_backend_cuda() starts on device 0) and sets *dev to it. */
+static int bind_thread(int *dev)
+{
+    int d = -1;
+    CUDA_CHECK(cudaGetDevice(&d));
+    if (g_bound >= 0 && d != g_bound) {
+        CUDA_CHECK(cudaSetDevice(g_bound));
+        d = g_bound;
+    }
+    *dev = d;
+    return GP_OK;
+}
+
+/* Starts a copy of `bytes` bytes on stream cs (made for the bound device when needed). */
 static int copy_async(copy_stream *cs, void *dst, const void *src, size_t bytes, cudaMemcpyKind kind)
 {
     if (bytes == 0) return GP_OK;
     if (!dst || !src) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
     int d = -1;
-    CUDA_CHECK(cudaGetDevice(&d));
+    int rc = bind_thread(&d);
+    if (rc) return rc;
     if (cs->s == NULL || cs->dev != d) {
         cudaStream_t s = NULL;
         CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -159,6 +182,9 @@ static int copy_async(copy_stream *cs, void *dst, const void *src, size_t bytes,
 static int copy_wait(const copy_stream *cs)
 {
     if (cs->s == NULL) return GP_OK;
+    int d = -1;
+    int rc = bind_thread(&d);
+    if (rc) return rc;
     CUDA_CHECK(cudaStreamSynchronize(cs->s));
     return GP_OK;
 }
@@ -339,6 +365,7 @@ static constexpr gp_backend cuda_table()
     t.to_keys = gp_cuda_to_keys;
     t.from_keys = gp_cuda_from_keys;
     t.sort = gp_cuda_sort;
+    t.iota = gp_cuda_iota;
     t.sort_values = gp_cuda_sort_values;
     t.sort_spare = nullptr;
     /* merge: the rank exchange's data plane */
@@ -421,6 +448,7 @@ extern "C" const gp_backend *gp_backend_cuda(int device, char *why, size_t whyle
         set_why(why, whylen, "cannot initialise CUDA device %d: %s", device, msg);
         return NULL;
     }
+    g_bound = device;
     if (why && whylen > 0) why[0] = '\0';
     return &g_cuda_backend;
 }

@@ -186,6 +186,7 @@ int gp_cuda_trap_fn(gp_func f, double a, double h, int64_t n, int64_t i0, int64_
 int gp_cuda_to_keys(gp_dtype t, gp_order order, void *buf, int64_t n);
 int gp_cuda_from_keys(gp_dtype t, gp_order order, void *buf, int64_t n);
 int gp_cuda_sort(int width, void *keys, uint64_t *vals, int64_t n, int stable);
+int gp_cuda_iota(uint64_t *dst, int64_t n, uint64_t start);
 int gp_cuda_sort_values(gp_dtype t, void *buf, int64_t n);
 int gp_cuda_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
                         const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,

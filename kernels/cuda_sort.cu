@@ -215,6 +215,17 @@ __global__ void __launch_bounds__(MAP_THREADS) k_any_wide(const uint64_t *__rest
     if (__any_sync(0xFFFFFFFFu, wide) && (threadIdx.x & 31) == 0) atomicOr(&g_wide, 1ull);
 }
 
+/* ---- kernel: the input positions ------------------------------------------------------ */
+
+/* dst[i] = start + i (grid-stride). */
+__global__ void __launch_bounds__(MAP_THREADS) k_iota(uint64_t *__restrict__ dst, long long n,
+                                                      unsigned long long start)
+{
+    const long long nth = (long long)gridDim.x * MAP_THREADS;
+    for (long long i = (long long)blockIdx.x * MAP_THREADS + threadIdx.x; i < n; i += nth)
+        dst[i] = start + (unsigned long long)i;
+}
+
 /* ---- host side ------------------------------------------------------------------------ */
 
 /* The key map of n words W of an element type: kind and order fixed at compile time. */
@@ -409,6 +420,24 @@ extern "C" int gp_cuda_sort(int width, void *keys, uint64_t *vals, int64_t n, in
     if (n <= 1) return GP_OK;
     if (!vals) return sort_mapped(width, keys, bn::MAP_NONE, n);
     return sort_pairs(width, keys, vals, n, stable);
+}
+
+/* dst[0, n) = start, start + 1, ... (device memory) — gp_backend.iota on the GPU: one
+ * grid-stride launch on the default stream, then a device synchronisation (complete on
+ * return, for every stream). Returns GP_OK, GP_EINVAL (n < 0, NULL dst with n > 0) or
+ * GP_EDEVICE. */
+extern "C" int gp_cuda_iota(uint64_t *dst, int64_t n, uint64_t start)
+{
+    if (n < 0) GPC_EINVAL("n = %lld < 0", (long long)n);
+    if (n > 0 && !dst) GPC_EINVAL("dst is NULL with n = %lld", (long long)n);
+    if (n == 0) return GP_OK;
+    const gpc_devinfo *d = NULL;
+    int rc = gpc_devinfo_get(&d);
+    if (rc) return rc;
+    k_iota<<<gpc_stride_grid(n, MAP_THREADS, d), MAP_THREADS>>>(dst, n, start);
+    CUDA_CHECK_LAUNCH("k_iota");
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return GP_OK;
 }
 
 /* Sorts n elements of type t (device memory) ascending in place by their keys —

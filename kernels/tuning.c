@@ -21,6 +21,8 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->stats_unroll, "GPUPRIM_STATS_UNROLL"},
         {&e->scan_algo, "GPUPRIM_SCAN_ALGO"},
         {&e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT"},
+        {&e->host_mem_limit, "GPUPRIM_HOST_MEM_LIMIT"},
+        {&e->host_threads, "GPUPRIM_HOST_THREADS"},
         {&e->xchg_piece, "GPUPRIM_EXCHANGE_PIECE_BYTES"},
         {&e->xchg_stage, "GPUPRIM_EXCHANGE_STAGE"},
         {&e->xchg_node_ranks, "GPUPRIM_EXCHANGE_NODE_RANKS"},
@@ -78,19 +80,21 @@ static int64_t positive(const char *s, int64_t most)
     return gp_knob_int(s, 1, most, &v) == 0 ? v : 0;
 }
 
-/* GPUPRIM_DEVICE_MEM_LIMIT: gp_knob_int's digits without the '-', below 2^64. */
-static void parse_mem_limit(const char *v, gp_tuning *t)
+/* A memory limit knob (GPUPRIM_DEVICE_MEM_LIMIT, GPUPRIM_HOST_MEM_LIMIT, named `name`):
+ * gp_knob_int's digits without the '-', below 2^64, into *set / *lim, or the reason into
+ * error[0, 128). Unset or empty: nothing. */
+static void parse_mem_limit(const char *v, const char *name, int *set, uint64_t *lim,
+                            char error[128])
 {
     if (!v || !v[0]) return;
     int neg = 0;
-    uint64_t lim = 0;
-    if (knob_digits(v, &neg, &lim) != 0 || neg) {
-        snprintf(t->mem_limit_error, sizeof t->mem_limit_error,
-                 "GPUPRIM_DEVICE_MEM_LIMIT='%.40s' is not a byte count (a decimal integer)", v);
+    uint64_t b = 0;
+    if (knob_digits(v, &neg, &b) != 0 || neg) {
+        snprintf(error, 128, "%s='%.40s' is not a byte count (a decimal integer)", name, v);
         return;
     }
-    t->mem_limit_set = 1;
-    t->mem_limit = lim;
+    *set = 1;
+    *lim = b;
 }
 
 /* ---- the record --------------------------------------------------------------------------- */
@@ -110,7 +114,11 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
                    : strcmp(e->scan_algo, "lookback") == 0 ? GP_SCAN_ALGO_LOOKBACK
                    : strcmp(e->scan_algo, "rts") == 0      ? GP_SCAN_ALGO_RTS
                                                            : 0;
-    parse_mem_limit(e->mem_limit, t);
+    parse_mem_limit(e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT", &t->mem_limit_set, &t->mem_limit,
+                    t->mem_limit_error);
+    parse_mem_limit(e->host_mem_limit, "GPUPRIM_HOST_MEM_LIMIT", &t->host_mem_limit_set,
+                    &t->host_mem_limit, t->host_mem_limit_error);
+    t->host_threads = (int)positive(e->host_threads, 1024);
     const int64_t piece = positive(e->xchg_piece, INT64_MAX);
     t->xchg_piece = piece > (1ll << 30) ? (1ll << 30) : piece;
     t->xchg_stage = e->xchg_stage && strcmp(e->xchg_stage, "1") == 0;

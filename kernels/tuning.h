@@ -11,6 +11,12 @@
  *                                    look-back (default) or reduce-then-scan (benchmarking)
  *   GPUPRIM_DEVICE_MEM_LIMIT=<bytes> both backends report at most this much free device
  *                                    memory (a test knob; a malformed value is an error)
+ *   GPUPRIM_HOST_MEM_LIMIT=<bytes>   the host reports at most this much free memory to the
+ *                                    out-of-core plan (gp_host_mem_info, host.h; a test knob;
+ *                                    a malformed value is an error)
+ *   GPUPRIM_HOST_THREADS=<n>         threads of this process's host-side loops (the
+ *                                    out-of-core merge and staging, the CPU merge-split;
+ *                                    host.h), 1 to 1024
  * the rank exchange's (ranks/exchange.c):
  *   GPUPRIM_EXCHANGE_PIECE_BYTES=<bytes> the mpi transport's staging pieces (up to 1 GiB)
  *   GPUPRIM_EXCHANGE_STAGE=1         stage through host pieces also where MPI could take the
@@ -44,7 +50,7 @@ extern "C" {
 typedef struct gp_tuning_env {
     const char *sort_smem, *sort_graph, *sort_wide, *sort_wide_from, *stats_unroll;
     const char *scan_algo;
-    const char *mem_limit;
+    const char *mem_limit, *host_mem_limit, *host_threads;
     const char *xchg_piece, *xchg_stage, *xchg_node_ranks;
     const char *read_piece;
     const char *inflate_threads, *direct_chunks;
@@ -67,6 +73,10 @@ typedef struct gp_tuning {
     int mem_limit_set;         /* 1: mem_limit caps the free device memory */
     uint64_t mem_limit;        /* bytes */
     char mem_limit_error[128]; /* non-empty when GPUPRIM_DEVICE_MEM_LIMIT is malformed */
+    int host_mem_limit_set;    /* 1: host_mem_limit caps the free host memory */
+    uint64_t host_mem_limit;   /* bytes */
+    char host_mem_limit_error[128]; /* non-empty when GPUPRIM_HOST_MEM_LIMIT is malformed */
+    int host_threads;          /* 1 to 1024, or 0 (the program's share, host.h) */
     int64_t xchg_piece;        /* a positive byte count up to 2^30 (larger ones: 2^30), or 0 */
     int xchg_stage;            /* 1 for "1", else 0 */
     int xchg_node_ranks;       /* a positive count up to INT_MAX, or 0 */
@@ -87,9 +97,10 @@ int gp_knob_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 void gp_tuning_env_from_process(gp_tuning_env *e);
 
 /* Decides *t from *e. Pure. A value that gp_knob_int refuses (or, for GPUPRIM_STATS_UNROLL,
- * one other than 2, 4 and 8) leaves that knob's default, except GPUPRIM_DEVICE_MEM_LIMIT,
- * which must be a decimal byte count (gp_knob_int's digits without the '-', up to
- * 2^64 - 1) when set and not empty: otherwise mem_limit_error says why. */
+ * one other than 2, 4 and 8) leaves that knob's default, except GPUPRIM_DEVICE_MEM_LIMIT and
+ * GPUPRIM_HOST_MEM_LIMIT, which must be decimal byte counts (gp_knob_int's digits without
+ * the '-', up to 2^64 - 1) when set and not empty: otherwise mem_limit_error /
+ * host_mem_limit_error says why. */
 void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t);
 
 /* The process's record: parsed from the environment at the first call, then the same. */

@@ -1,7 +1,8 @@
 /* fault.h — the test hook GPUPRIM_FAULT=RANK:PHASE[:kill]: rank RANK fails when it reaches
- * phase PHASE of the job (alloc, read, reduce, sort, exchange, write; and inside the rank
- * exchange, which gets them through gp_exchange_config: xsetup, its shared-transport setup,
- * and xstep, its first step with a partner), by default as a failed
+ * phase PHASE of the job (alloc, read, reduce, sort, exchange, write; out of core, runs,
+ * after its first run, and merge; and inside the rank exchange, which gets them through
+ * gp_exchange_config: xsetup, its shared-transport setup, and xstep, its first step with a
+ * partner), by default as a failed
  * call (the ranks agree on the error and leave together), with ":kill" by SIGKILL (the
  * launcher then ends the job). As binding.h does for the GPU choice, the environment is read
  * into a record once (gp_fault_from_env) and a pure function decides (gp_fault_hits). */

@@ -5,22 +5,27 @@
  *
  *   open        the input dataset (and the --x and --payload ones, checked now); the
  *               space --out will take, checked against its file system (setup.c)
- *   plan        device memory: the sort's need, or the chunks of a statistics-only job
- *               (plan.c)
+ *   plan        memory: the sort in device memory or out of core (ooc_plan.c), or the
+ *               chunks of a statistics-only job (plan.c)
  *   alloc       the buffers and the rank exchange (device memory; on the CUDA backend the
  *               pinned host pieces the file's data go through, pipeline.c)
  *   read        this rank's shard, read and uploaded (overlapped, pipeline.c), with the --io
  *               driver
  *   stats       the statistics of the shard (or, chunked, read + upload + statistics per
  *               chunk; ph_stats.c)
+ *   runs        out of core (ooc.h): the shard through the device in runs, each with its
+ *               statistics, keys and sort (ph_ooc.c, ooc_stage.c)
  *   integral    the --x trapezoid rule (coordinates read and uploaded; ph_stats.c)
  *   combine     the ranks' records combined in rank order; --reproducible's exact sums
  *               (ph_stats.c)
  *   scan        --cumsum, --cumulative-integral: the shard's prefix scans in input order,
- *               carried from rank to rank, into host memory for the write (ph_scan.c)
- *   sort        order keys, the local bitonic sort (ph_sort.c)
+ *               carried from rank to rank, into host memory for the write (ph_scan.c; out
+ *               of core from the host's copy of the shard, still in input order)
+ *   sort        order keys, the local bitonic sort (ph_sort.c); out of core, the merge of
+ *               the runs on the host's threads (ph_ooc.c)
  *   exchange    the rank-level bitonic merge exchange (P > 1; ph_sort.c)
- *   verify      the sorted result checked; keys back to values (ph_sort.c)
+ *   verify      the sorted result checked; keys back to values (ph_sort.c; out of core on
+ *               the host, ph_ooc.c)
  *   write       the sorted data (argsort, payload) and the scans to --out under a
  *               temporary name, the values streamed from the device (ph_write.c)
  *
@@ -38,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ooc.h"
 #include "fnslice.h"
 #include "plan.h"
 #include "progress.h"
@@ -213,20 +219,20 @@ gp_transport gp_job_transport(gp_transport_choice t, int host_memory)
     return GP_TRANSPORT_AUTO;
 }
 
-/* The rank exchange of a sort on P > 1 ranks (exchange.h): its buffers (shard and receive
- * buffer of m keys, and of m positions with pairs) and its transport (--transport, as
- * gp_job_transport decides; GPUPRIM_FAULT's xsetup and xstep hooks). A shared transport
- * that falls back to MPI under auto gives one notice from rank 0. Collective. Returns 0 or
- * GP_EXIT_DEVICE with j->msg set (the same on every rank). */
-static int create_exchange(gp_job *j)
+/* The rank exchange of a sort on P > 1 ranks (exchange.h) on backend be's memory: its
+ * buffers (shard and receive buffer of m keys, and of m positions with pairs) and its
+ * transport (--transport, as gp_job_transport decides; GPUPRIM_FAULT's xsetup and xstep
+ * hooks). A shared transport that falls back to MPI under auto gives one notice from rank
+ * 0. */
+int gp_job_create_exchange(gp_job *j, const gp_backend *be)
 {
     const int step_fault = gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_XSTEP));
-    gp_exchange_config cfg = {gp_job_transport(j->o->transport, device_is_host(j->be)),
+    gp_exchange_config cfg = {gp_job_transport(j->o->transport, device_is_host(be)),
                               (int)j->sz, j->pairs, j->m,
                               gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_XSETUP)),
                               step_fault ? (j->fault.kill ? 2 : 1) : 0};
     char why[1024];
-    const int rc = gp_exchange_create(j->comm, j->be, &cfg, &j->xchg, why, sizeof why);
+    const int rc = gp_exchange_create(j->comm, be, &cfg, &j->xchg, why, sizeof why);
     if (rc == GP_OK) {
         if (why[0] && j->rank == 0) {
             fprintf(stderr, "gpuprim_mpi: notice: %s\n", why);
@@ -239,32 +245,27 @@ static int create_exchange(gp_job *j)
     return GP_EXIT_DEVICE;
 }
 
-/* The buffers: the shard lives in m slots so that the exchange can grow it to m keys; with
- * P > 1 the exchange owns it and its receive buffer; with pairs the positions (a chunked
- * pass allocates its own, chunk-sized buffers). Host memory: on the CUDA backend the two
- * pinned pieces the file's data go through (j->x) and the positions; a backend whose device
- * memory is host memory reads and writes the shard directly and keeps the positions in it.
- * GPUPRIM_FAULT=R:alloc makes a real allocation of 2^62 bytes fail on rank R, so that the
- * path of a genuine out-of-memory is what the test exercises. Collective (the exchange). */
-static int ph_alloc(gp_job *j)
+/* The buffers of a sort in device memory (or a statistics pass): the shard lives in m slots
+ * so that the exchange can grow it to m keys; with P > 1 the exchange owns it and its
+ * receive buffer; with pairs the positions (a chunked pass allocates its own, chunk-sized
+ * buffers; the positions are made on the device and come to pageable host memory only for
+ * the write). Host memory: on the CUDA backend the two pinned pieces the file's data go
+ * through (j->x); a backend whose device memory is host memory reads and writes the shard
+ * directly. Collective (the exchange). */
+static int alloc_device(gp_job *j)
 {
     const gp_backend *be = j->be;
     const int64_t m = j->m;
-    const size_t hm = (size_t)(m > 0 ? m : 1);
-    const int host = device_is_host(be);
     const int64_t span = j->chunked && j->chunk < m ? j->chunk : m; /* the largest read */
     int err = gp_pieces_alloc(j, span);
     if (err) return err;
     if (j->sorting && j->P > 1) {
-        if ((err = create_exchange(j))) return err;
+        if ((err = gp_job_create_exchange(j, be))) return err;
         j->dev = gp_exchange_keys(j->xchg);
         j->dval = gp_exchange_values(j->xchg);
     }
-    if (j->pairs) {
-        if (!j->xchg) j->dval = be->alloc((size_t)m * 8);
-        if (!host) j->hval = be->host_alloc(hm * 8);
-    }
-    const int vals_missing = j->pairs && (!j->dval || (!host && !j->hval));
+    if (j->pairs && !j->xchg) j->dval = be->alloc((size_t)m * 8);
+    const int vals_missing = j->pairs && !j->dval;
     if (!j->chunked) {
         if (!j->xchg) j->dev = be->alloc((size_t)m * j->sz);
         if (!j->dev || vals_missing) {
@@ -274,6 +275,17 @@ static int ph_alloc(gp_job *j)
             return GP_EXIT_DEVICE;
         }
     }
+    return 0;
+}
+
+/* The buffers: in device memory (alloc_device) or out of core (gp_ooc_alloc, ooc.h).
+ * GPUPRIM_FAULT=R:alloc makes a real allocation of 2^62 bytes fail on rank R, so that the
+ * path of a genuine out-of-memory is what the test exercises. Collective (the exchange). */
+static int ph_alloc(gp_job *j)
+{
+    const gp_backend *be = j->be;
+    int err = j->ooc ? gp_ooc_alloc(j) : alloc_device(j);
+    if (err) return err;
     if (gp_fault_fire(&j->fault, j->rank, gp_phase_fault(GP_PH_ALLOC))) {
         const size_t huge = (size_t)1 << 62;
         void *p = be->alloc(huge);
@@ -295,7 +307,9 @@ static int ph_alloc(gp_job *j)
 static void job_release(gp_job *j)
 {
     const gp_backend *be = j->be;
-    void *host[] = {j->hval, j->x.buf[0], j->x.buf[1]};
+    void *host[] = {j->x.buf[0], j->x.buf[1]};
+    if (j->hval) gp_backend_cpu()->free(j->hval); /* pageable (ph_write.c) */
+    if (j->ooc) gp_ooc_release(j);
     void *dev[] = {j->dval, j->dev};
     const int leave = gp_proc_leave_memory(be);
     for (size_t k = 0; k < sizeof host / sizeof host[0] && !leave; k++)
@@ -314,6 +328,7 @@ static void job_release(gp_job *j)
 static int ph_read(gp_job *j)
 {
     if (j->chunked) return 0;
+    if (j->ooc) return gp_ooc_read(j);
     gp_h5_reader *r = NULL;
     int err = gp_open_reader(j, NULL, j->dt, &r);
     if (!err) err = gp_read_upload(j, r, j->sz, j->off, j->cnt, j->m, j->dev, 1);
@@ -324,9 +339,10 @@ static int ph_read(gp_job *j)
 /* ---- the file job ---------------------------------------------------------------------- */
 
 static int is_chunked(const gp_job *j) { return j->chunked; }
-static int not_chunked(const gp_job *j) { return !j->chunked; }
-static int integral_x(const gp_job *j) { return !j->chunked && j->o->xdataset != NULL; }
-static int sorting(const gp_job *j) { return j->sorting; }
+static int resident(const gp_job *j) { return !j->chunked && !j->ooc; }
+static int integral_x(const gp_job *j) { return resident(j) && j->o->xdataset != NULL; }
+static int device_sort(const gp_job *j) { return j->sorting && !j->ooc; }
+static int out_of_core(const gp_job *j) { return j->ooc != NULL; }
 static int exchanging(const gp_job *j) { return j->sorting && j->P > 1; }
 static int writing(const gp_job *j) { return j->o->out != NULL; }
 static int scanning(const gp_job *j) { return j->o->cumsum || j->o->cumint; }
@@ -340,13 +356,16 @@ static const gp_phase file_phases[] = {
     {ph_alloc,            NULL,        GP_PH_ALLOC,     OWN_FAULT,           0},
     {ph_read,             NULL,        GP_PH_READ,      OWN_TIME,            GP_EXIT_READ},
     {gp_ph_stats_chunked, is_chunked,  GP_PH_REDUCE,    OWN_TIME,            GP_EXIT_DEVICE},
-    {gp_ph_stats,         not_chunked, GP_PH_REDUCE,    0,                   GP_EXIT_DEVICE},
+    {gp_ph_stats,         resident,    GP_PH_REDUCE,    0,                   GP_EXIT_DEVICE},
+    {gp_ph_ooc_runs,      out_of_core, GP_PH_RUNS,      OWN_TIME | OWN_FAULT, GP_EXIT_DEVICE},
     {gp_ph_integral,      integral_x,  GP_PH_INTEGRATE, OWN_LINE | OWN_TIME, 0},
     {gp_ph_combine,       NULL,        GP_PH_COMBINE,   0,                   0},
     {gp_ph_scan,          scanning,    GP_PH_SCAN,      OWN_TIME,            GP_EXIT_DEVICE},
-    {gp_ph_sort,          sorting,     GP_PH_SORT,      0,                   GP_EXIT_DEVICE},
+    {gp_ph_sort,          device_sort, GP_PH_SORT,      0,                   GP_EXIT_DEVICE},
+    {gp_ph_ooc_merge,     out_of_core, GP_PH_MERGE,     0,                   GP_EXIT_DEVICE},
     {gp_ph_exchange,      exchanging,  GP_PH_EXCHANGE,  0,                   0},
-    {gp_ph_verify,        sorting,     GP_PH_VERIFY,    0,                   0},
+    {gp_ph_verify,        device_sort, GP_PH_VERIFY,    0,                   0},
+    {gp_ph_ooc_verify,    out_of_core, GP_PH_VERIFY,    0,                   0},
     {gp_ph_write,         writing,     GP_PH_WRITE,     0,                   GP_EXIT_WRITE},
 };
 

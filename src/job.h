@@ -69,6 +69,9 @@ typedef struct gp_result_sort {
     gp_io_mode io;                /* the driver --out was written with (GP_IO_AUTO: none) */
     char argsort_dset[1040];      /* dataset written with --argsort ("" when none) */
     char payload_dset[1024];      /* dataset written with --payload ("" when none) */
+    int64_t runs;                 /* out of core: the most device runs of a rank (a rank
+                                     whose shard fits the device whole has 1); 0: the sort
+                                     ran in device memory */
 } gp_result_sort;
 
 /* The rank exchange of the sort. */
@@ -164,8 +167,10 @@ int gp_check_out_space(const char *out, uint64_t need, char *msg, size_t msglen)
  * Memory (README "Limits"): before allocating, every rank asks be->mem_info for the free
  * device memory and counts 1/res->run.mem_share of it, less a margin of 1/8 (at most 512 MiB),
  * as usable. A job that sorts needs the bytes of gp_job_mem_need (plan.h); when that exceeds the
- * usable memory on any rank, every rank returns GP_EXIT_DEVICE with "FILE:DATASET: sorting
- * <n> elements on rank R needs X GiB of device memory, Y GiB free (use more GPUs or nodes: ranks on one device share it)"
+ * usable memory on any rank, every rank sorts out of core, from host memory (ooc.h,
+ * docs/limits.md), and only when a rank's host memory is short too does every rank return
+ * GP_EXIT_DEVICE with one line naming every tier's need and free memory, "FILE:DATASET:
+ * sorting <n> elements on rank R needs X GiB of device memory, Y GiB free; out of core ..."
  * (before any buffer is allocated, so nothing is written). A job without a sort (--no-sort)
  * whose shard does not fit streams every shard through the device in chunks of the same
  * power-of-two element count on every rank (the largest that fits on the tightest rank, at

@@ -66,6 +66,7 @@ typedef struct gp_job {
     gp_exchange *xchg;    /* sorting on P > 1 ranks: the rank exchange, owner of the shard
                              (and positions) and their receive buffers */
     gp_xfer x;            /* the pieces of the file's data */
+    struct gp_ooc *ooc;   /* out of core (ooc.h): the host holds the shard; NULL: the device */
     /* outputs registered by the phases (gp_job_add_output) */
     gp_output outs[GP_MAX_OUTPUTS];
     int nouts;
@@ -109,6 +110,9 @@ int gp_ph_exchange(gp_job *j);      /* ph_sort.c: the rank-level merge exchange 
 int gp_ph_verify(gp_job *j);        /* ph_sort.c: the sorted result checked */
 int gp_ph_write(gp_job *j);         /* ph_write.c: the sorted data to --out */
 
+int gp_ph_ooc_runs(gp_job *j);      /* ph_ooc.c: out of core, the runs through the device */
+int gp_ph_ooc_merge(gp_job *j);     /* ph_ooc.c: out of core, the runs merged on the host */
+int gp_ph_ooc_verify(gp_job *j);    /* ph_ooc.c: out of core, the check on the host */
 /* Two dataset paths of the output file clash: the same path, or one a group above the
  * other ("/a_argsort" and "/a_argsort/x"); an empty path clashes with none. Pure. */
 int gp_job_name_clash(const char *a, const char *b);
@@ -124,5 +128,33 @@ int gp_job_add_output(gp_job *j, const gp_output *out);
 /* Whether the exchange's spare buffer serves the local sort as its scratch and is given back
  * before the write (ph_sort.c). */
 int gp_job_lends_spare(const gp_job *j);
+
+/* The verify phase's end (ph_sort.c): this rank's statistics of its sorted keys (with
+ * GP_STATS_ORDER) combined over the ranks and checked against the input, into the result
+ * record. Collective. Returns 0 or GP_EXIT_FAIL. */
+int gp_verify_finish(gp_job *j, const gp_stats *mine);
+
+/* The rank exchange of a sort on P > 1 ranks on the buffers of backend be (job.c: the job's
+ * backend, or the CPU backend for the host buffers of an out-of-core sort). Collective.
+ * Returns 0 or GP_EXIT_DEVICE with j->msg set (the same on every rank). */
+int gp_job_create_exchange(gp_job *j, const gp_backend *be);
+
+/* The statistics of pieces visited in input order (ph_stats.c): each piece's record pushed
+ * onto a binary counter of records (older, newer combined whenever two cover as many
+ * pieces), whose total describes the pieces like one be->stats call on them. */
+typedef struct gp_stats_stack {
+    gp_stats v[64];
+    int level[64];
+    int top;
+} gp_stats_stack;
+
+void gp_stats_stack_push(gp_stats_stack *s, const gp_stats *rec);
+gp_stats gp_stats_stack_total(const gp_stats_stack *s);
+
+/* A gp_piece_fn (pieces.h) whose ctx is a gp_stats_stack: the piece's statistics (with the
+ * multiset hash when sorting), --reproducible's exact sums into j->av / j->aq and with dx
+ * the --x rule, its record pushed; books reduce and integrate. */
+int gp_stats_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
+                   int first, int last, void *ctx);
 
 #endif /* GP_JOB_INTERNAL_H */

@@ -55,12 +55,8 @@ int gp_ph_sort(gp_job *j)
     int err = 0;
     j->res->sort.descending = o->descending;
     j->res->sort.stable = o->stable;
-    if (j->pairs) { /* the CPU backend's dval is host memory */
-        const int host = device_is_host(be);
-        uint64_t *hp = host ? j->dval : j->hval;
-        for (int64_t i = 0; i < j->cnt; i++) hp[i] = (uint64_t)(j->off + i);
-        if (!host) BE_CALL("upload positions", be->upload(j->dval, j->hval, (size_t)j->cnt * 8));
-    }
+    /* the input positions, made on the device (no host copy of them) */
+    if (j->pairs) BE_CALL("input positions", be->iota(j->dval, j->cnt, (uint64_t)j->off));
     BE_CALL("to keys", be->to_keys(j->dt, sort_order(o), j->dev, j->cnt));
     if (!err) err = input_hash(j);
     if (gp_job_lends_spare(j)) {
@@ -118,11 +114,17 @@ int gp_ph_verify(gp_job *j)
 {
     const gp_backend *be = j->be;
     int err = 0;
-    gp_stats sl = gp_stats_empty(), st;
+    gp_stats sl = gp_stats_empty();
     BE_CALL("verify statistics", be->stats(key_type(j), j->dev, j->nk, GP_STATS_ORDER, &sl));
     BE_CALL("from keys", be->from_keys(j->dt, sort_order(j->o), j->dev, j->nk));
     if ((err = gp_agree(j->comm, err, j->msg, j->msglen))) return err;
-    if (gp_stats_allreduce(j->comm, &sl, &st) != MPI_SUCCESS) {
+    return gp_verify_finish(j, &sl);
+}
+
+int gp_verify_finish(gp_job *j, const gp_stats *mine)
+{
+    gp_stats st;
+    if (gp_stats_allreduce(j->comm, mine, &st) != MPI_SUCCESS) {
         snprintf(j->msg, j->msglen, "MPI_Allreduce of the verification failed");
         return GP_EXIT_FAIL;
     }

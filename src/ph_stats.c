@@ -21,17 +21,12 @@ int gp_ph_stats(gp_job *j)
     return err;
 }
 
-/* In-order combination of chunk records as a binary counter: whenever the two newest
- * records each cover 2^k chunks they become one (older, newer); the total folds the rest
- * from the newest to the oldest. The order of the pieces is kept throughout (gp_stats_combine
- * is not commutative), and float64 sums get a pairwise (log2 chunks) error growth. */
-typedef struct stats_stack {
-    gp_stats v[64];
-    int level[64];
-    int top;
-} stats_stack;
-
-static void stats_stack_push(stats_stack *s, const gp_stats *rec)
+/* In-order combination of chunk records as a binary counter (gp_stats_stack,
+ * job_internal.h): whenever the two newest records each cover 2^k chunks they become one
+ * (older, newer); the total folds the rest from the newest to the oldest. The order of the
+ * pieces is kept throughout (gp_stats_combine is not commutative), and float64 sums get a
+ * pairwise (log2 chunks) error growth. */
+void gp_stats_stack_push(gp_stats_stack *s, const gp_stats *rec)
 {
     gp_stats x = *rec;
     int lvl = 0;
@@ -45,7 +40,7 @@ static void stats_stack_push(stats_stack *s, const gp_stats *rec)
     s->top++;
 }
 
-static gp_stats stats_stack_total(const stats_stack *s)
+gp_stats gp_stats_stack_total(const gp_stats_stack *s)
 {
     if (s->top == 0) return gp_stats_empty();
     gp_stats r = s->v[s->top - 1];
@@ -53,11 +48,11 @@ static gp_stats stats_stack_total(const stats_stack *s)
     return r;
 }
 
-/* A piece of the chunked shard already on the device (dev, and dx; pieces.h): its
- * statistics (+ exact sums, + trap_x), the record pushed onto the stats_stack ctx. Books
- * reduce and integrate. */
-static int chunk_stats(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t ck,
-                       int first, int last, void *ctx)
+/* A piece of the shard already on the device (dev, and dx; pieces.h): its statistics
+ * (+ exact sums, + trap_x), the record pushed onto the gp_stats_stack ctx. Books reduce and
+ * integrate. */
+int gp_stats_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t ck,
+                   int first, int last, void *ctx)
 {
     const gp_backend *be = j->be;
     const gp_options *o = j->o;
@@ -65,7 +60,7 @@ static int chunk_stats(gp_job *j, const void *dev, const double *dx, int64_t gof
     gp_stats rec = gp_stats_empty();
     double tp = now();
     (void)goff, (void)first, (void)last;
-    BE_CALL("statistics", be->stats(j->dt, dev, ck, GP_STATS_NOHASH, &rec));
+    BE_CALL("statistics", be->stats(j->dt, dev, ck, j->sorting ? 0 : GP_STATS_NOHASH, &rec));
     if (o->reproducible) {
         BE_CALL("exact sum", be->exact_sum(j->dt, dev, ck, GP_SA_VALUES, &j->av));
         BE_CALL("exact sum of squares", be->exact_sum(j->dt, dev, ck, GP_SA_SQUARES, &j->aq));
@@ -76,21 +71,21 @@ static int chunk_stats(gp_job *j, const void *dev, const double *dx, int64_t gof
         BE_CALL("trapezoid rule", be->trap_x(j->dt, dev, dx, ck, &rec));
         j->t[GP_PH_INTEGRATE] += now() - tp;
     }
-    if (!err) stats_stack_push((stats_stack *)ctx, &rec);
+    if (!err) gp_stats_stack_push((gp_stats_stack *)ctx, &rec);
     return err;
 }
 
 /* The statistics pass of a --no-sort job whose shard does not fit: the chunks visited in
  * input order (gp_job_foreach_piece: each read and uploaded, values and --x coordinates),
- * each reduced (chunk_stats); the chunk records go through a stats_stack into j->local,
+ * each reduced (gp_stats_piece); the chunk records go through a gp_stats_stack into j->local,
  * which then describes the whole shard like one be->stats (+ trap_x) call on it;
  * --reproducible's exact sums are added into j->av / j->aq. */
 int gp_ph_stats_chunked(gp_job *j)
 {
-    stats_stack st;
+    gp_stats_stack st;
     st.top = 0;
-    const int err = gp_job_foreach_piece(j, j->o->xdataset != NULL, chunk_stats, &st);
-    j->local = stats_stack_total(&st);
+    const int err = gp_job_foreach_piece(j, j->o->xdataset != NULL, gp_stats_piece, &st);
+    j->local = gp_stats_stack_total(&st);
     return err;
 }
 
@@ -153,14 +148,14 @@ static double uniform_trapezoid(const gp_stats *s, double h, gp_dtype dt)
 }
 
 /* --reproducible: the exact sums of the values and of their squares, the same bits for any
- * layout (a chunked pass has added its chunks into av / aq already), replace the float64
- * ones. */
+ * layout (a chunked pass or the out-of-core runs have added their pieces into av / aq
+ * already), replace the float64 ones. */
 static int exact_sums(gp_job *j)
 {
     const gp_backend *be = j->be;
     int err = 0;
     gp_superacc tv, tq;
-    if (!j->chunked) {
+    if (!j->chunked && !j->ooc) {
         BE_CALL("exact sum", be->exact_sum(j->dt, j->dev, j->cnt, GP_SA_VALUES, &j->av));
         BE_CALL("exact sum of squares", be->exact_sum(j->dt, j->dev, j->cnt, GP_SA_SQUARES, &j->aq));
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "job_internal.h"
+#include "ooc.h"
 #include "progress.h"
 
 int gp_job_add_output(gp_job *j, const gp_output *out)
@@ -74,15 +75,16 @@ static void list_add(out_list *l, const char *name, hid_t ftype, gp_dtype mem,
     l->n++;
 }
 
-/* The sorted data's datasets (the values from the device, the argsort from the host
- * positions, the payload moved to its sorted places into *psorted) at this rank's sorted
- * slots; the writer's default part is theirs. */
+/* The sorted data's datasets (the values from the device, or out of core (ooc.h) from host
+ * memory; the argsort from the host positions, the payload moved to its sorted places into
+ * *psorted) at this rank's sorted slots; the writer's default part is theirs. */
 static int list_sorted(gp_job *j, out_list *l, const uint64_t *hpos, void **psorted)
 {
     gp_result_sort *res = &j->res->sort;
     const gp_h5_extent mine = {-1, 0, 0};
     int err = 0;
-    list_add(l, j->in.dataset, j->in.ftype, j->dt, mine, j->dev, 1);
+    list_add(l, j->in.dataset, j->in.ftype, j->dt, mine, j->ooc ? gp_ooc_keys(j) : j->dev,
+             !j->ooc);
     if (j->o->argsort) {
         snprintf(res->argsort_dset, sizeof res->argsort_dset, "%s", j->argsort_dset);
         list_add(l, res->argsort_dset, H5I_INVALID_HID, GP_I64, mine, hpos, 0);
@@ -136,13 +138,22 @@ int gp_ph_write(gp_job *j)
     }
     /* rank r holds global slots [r*m, r*m + nk); an empty rank past N writes nothing */
     const int64_t woff = (int64_t)j->rank * j->m < j->N ? (int64_t)j->rank * j->m : j->N;
-    const int host = device_is_host(be); /* the CPU backend's dval is host memory */
-    const uint64_t *hpos = host ? j->dval : j->hval;
+    /* the positions in host memory: out of core already there, on the CPU backend the
+     * device's; else downloaded into pageable memory (never pinned whole) */
+    const int host = j->ooc || device_is_host(be);
     void *psorted = NULL;
     out_list l;
     l.n = 0;
-    if (j->sorting && j->pairs && !host)
+    if (j->sorting && j->pairs && !host) {
+        j->hval = gp_backend_cpu()->alloc((size_t)(j->nk > 0 ? j->nk : 1) * 8);
+        if (!j->hval) {
+            err = GP_EXIT_FAIL;
+            snprintf(j->msg, j->msglen, "rank %d: cannot allocate the host copy of %lld "
+                     "positions: %s", j->rank, (long long)j->nk, gp_backend_cpu()->last_error());
+        }
         BE_CALL("download positions", be->download(j->hval, j->dval, (size_t)j->nk * 8));
+    }
+    const uint64_t *hpos = j->ooc ? gp_ooc_vals(j) : host ? j->dval : j->hval;
     err = gp_agree(j->comm, err, j->msg, j->msglen);
     if (!err && j->sorting) err = list_sorted(j, &l, hpos, &psorted);
     for (int k = 0; !err && k < j->nouts; k++) {

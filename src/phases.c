@@ -26,6 +26,8 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_PREAD]     = {GP_PH_READ,      NULL,            NULL,            "pread"},
     [GP_PH_PWRITE]    = {GP_PH_WRITE,     NULL,            NULL,            "pwrite"},
     [GP_PH_TMPFILE]   = {GP_PH_WRITE,     NULL,            NULL,            "tmpfile"},
+    [GP_PH_RUNS]      = {GP_PH_SORT,      NULL,            "local sort (runs)", "runs"},
+    [GP_PH_MERGE]     = {GP_PH_SORT,      NULL,            "merge",         "merge"},
     [GP_PH_SPACE]     = {GP_PH_READ,      NULL,            NULL,            "space"},
 };
 

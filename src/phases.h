@@ -43,6 +43,8 @@ typedef enum gp_phase_id {
     GP_PH_PREAD,             /* a posix read of the input (io/) */
     GP_PH_PWRITE,            /* a posix write of --out (io/) */
     GP_PH_TMPFILE,           /* --out's temporary file created (io/) */
+    GP_PH_RUNS,              /* out of core: the runs through the device (ph_ooc.c) */
+    GP_PH_MERGE,             /* out of core: the runs merged on the host (ph_ooc.c) */
     GP_PH_SPACE,             /* --out's space checked (in open); its fault makes rank 0 see
                                 room that is not there, so that the write's own reservation
                                 meets the full file system */

@@ -1,9 +1,11 @@
 /* pieces.h — this rank's shard visited in input order, one device-resident piece at a time,
- * whatever holds it: the shard in device memory (one piece), or the file itself, chunk by
+ * whatever holds it: the shard in device memory (one piece), the file itself, chunk by
  * chunk (a job whose shard does not fit: each chunk read and uploaded into a buffer of the
- * chunk's size). The statistics, and every primitive that reads the input in its order (a
- * prefix scan, a histogram, a selection), are visitors of this one loop, so that each works
- * on every residency of the shard without a loop of its own. */
+ * chunk's size), or host memory (an out-of-core sort, ooc.h: each piece uploaded from the
+ * host's copy of the shard into a device run slot). The statistics, and every primitive
+ * that reads the input in its order (a prefix scan, a histogram, a selection), are visitors
+ * of this one loop, so that each works on every residency of the shard without a loop of
+ * its own. */
 #ifndef GP_PIECES_H
 #define GP_PIECES_H
 
@@ -20,18 +22,20 @@ struct gp_job;
 typedef int (*gp_piece_fn)(struct gp_job *j, const void *dev, const double *dx, int64_t goff,
                            int64_t n, int first, int last, void *ctx);
 
-/* Visits the shard: with the shard resident (not j->chunked: j->dev holds it, in input order
- * until the sort), one piece, the whole shard; chunked, j->nchunks pieces of at most
- * j->chunk elements, each read and uploaded (gp_read_upload; the same number of reader calls
- * on every rank, empty ones past a short shard's end, as the mpiio driver's collective
- * reads need; visits only of non-empty pieces, but for an empty shard's one; the readers
- * are told the whole shard first, gp_h5_reader_expect, so that the direct chunk path decodes
- * the next pieces' chunks while one is visited, each file chunk once). xdata: the
- * --x coordinates are read and uploaded too (resident: into a buffer of the shard's size,
- * freed at the end). The time of reads and uploads is booked in their rows; the visitor
- * books its own. Collective: the ranks agree on every error after each piece's read and
- * after its visit; the first error stops the loop on every rank. Returns 0 or the agreed
- * GP_EXIT_* code with j->msg set. */
+/* Visits the shard: out of core (j->ooc), j->ooc->nvisits pieces on every rank, each
+ * uploaded from the host's copy of the shard (in input order until the sort phase's merge)
+ * and its --x coordinates from the host's copy; with the shard resident (not j->chunked:
+ * j->dev holds it, in input order until the sort), one piece, the whole shard; chunked,
+ * j->nchunks pieces of at most j->chunk elements, each read and uploaded (gp_read_upload;
+ * the same number of reader calls on every rank, empty ones past a short shard's end, as
+ * the mpiio driver's collective reads need; visits only of non-empty pieces, but for an
+ * empty shard's one; the readers are told the whole shard first, gp_h5_reader_expect, so
+ * that the direct chunk path decodes the next pieces' chunks while one is visited, each
+ * file chunk once). xdata: the --x coordinates are read and uploaded too (resident: into a
+ * buffer of the shard's size, freed at the end). The time of reads and uploads is booked
+ * in their rows; the visitor books its own. Collective: the ranks agree on every error
+ * after each piece's read and after its visit; the first error stops the loop on every
+ * rank. Returns 0 or the agreed GP_EXIT_* code with j->msg set. */
 int gp_job_foreach_piece(struct gp_job *j, int xdata, gp_piece_fn fn, void *ctx);
 
 #endif /* GP_PIECES_H */

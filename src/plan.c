@@ -1,12 +1,14 @@
 /* plan.c — the file job's memory plan (plan.h): the device memory a shard needs, the share
- * of the free memory a rank may use, and the plan phase: a sort that does not fit fails
- * before anything is allocated; a statistics-only job that does not fit goes in chunks. */
+ * of the free memory a rank may use, and the plan phase: a sort goes to its plan, in device
+ * memory or out of core (ooc_plan.c); a statistics-only job that does not fit goes in
+ * chunks. */
 #define _POSIX_C_SOURCE 200809L
 #include "plan.h"
 
 #include <stdint.h>
 
 #include "job_internal.h"
+#include "ooc.h"
 #include "tuning.h"
 
 #define GP_MEM_MARGIN_MAX ((uint64_t)512 << 20) /* the margin is 1/8 of free, at most this */
@@ -33,10 +35,7 @@ uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, 
     return add_sat(mul_sat(mul_sat(um, slot), ndev), xb);
 }
 
-/* The bytes a rank may use of `free_bytes` reported free on a device shared by `share`
- * ranks: its share, less a margin of 1/8 of it (at most GP_MEM_MARGIN_MAX) for the
- * kernels' scratch, the runtime and fragmentation. */
-static uint64_t mem_usable(size_t free_bytes, int share)
+uint64_t gp_mem_usable(size_t free_bytes, int share)
 {
     const uint64_t avail = (uint64_t)free_bytes / (uint64_t)(share > 0 ? share : 1);
     const uint64_t margin = avail / 8 < GP_MEM_MARGIN_MAX ? avail / 8 : GP_MEM_MARGIN_MAX;
@@ -56,8 +55,7 @@ static int64_t chunk_elems_for(uint64_t usable, size_t sz, int xdata)
     return c;
 }
 
-/* `bytes` in GiB as text: one decimal from 10 GiB, else three significant digits. */
-static const char *gib_text(char *buf, size_t len, uint64_t bytes)
+const char *gp_gib_text(char *buf, size_t len, uint64_t bytes)
 {
     const double g = (double)bytes / 1073741824.0;
     snprintf(buf, len, g >= 10.0 ? "%.1f" : "%.3g", g);
@@ -84,9 +82,10 @@ static void say_chunked(const gp_job *j, uint64_t need, uint64_t usable, size_t 
     fflush(stderr);
 }
 
-/* Device memory: a sort that does not fit fails here, before anything is allocated; a
- * statistics-only job whose shard does not fit goes through the device in chunks of the
- * same size on every rank (the largest that fits on the tightest rank). */
+/* Device memory: a sort goes to the sort's plan (gp_ooc_plan: in device memory, out of core,
+ * or an error naming every tier); a statistics-only job whose shard does not fit goes
+ * through the device in chunks of the same size on every rank (the largest that fits on the
+ * tightest rank). */
 int gp_ph_plan(gp_job *j)
 {
     const gp_options *o = j->o;
@@ -104,26 +103,15 @@ int gp_ph_plan(gp_job *j)
     }
     BE_CALL("device memory query", be->mem_info(&mfree, &mtotal));
     const int share = j->res->run.mem_share > 0 ? j->res->run.mem_share : 1;
-    const uint64_t usable = mem_usable(mfree, share);
+    const uint64_t usable = gp_mem_usable(mfree, share);
     const uint64_t need = gp_job_mem_need(j->m, j->cnt, j->sz, j->P, j->sorting, j->pairs,
                                           o->xdataset != NULL);
     int64_t chunk_mine = INT64_MAX;
-    if (!err && need > usable) {
-        if (j->sorting) {
-            char g1[32], g2[32];
-            err = GP_EXIT_DEVICE;
-            snprintf(j->msg, j->msglen, "%s:%s: sorting %lld elements on rank %d needs %s GiB "
-                     "of device memory, %s GiB free (use more GPUs or nodes: ranks on one "
-                     "device share it)", j->in.file, j->in.dataset, (long long)j->cnt, j->rank,
-                     gib_text(g1, sizeof g1, need), gib_text(g2, sizeof g2, usable));
-        } else {
-            chunk_mine = chunk_elems_for(usable, j->sz, o->xdataset != NULL);
-        }
-    }
+    if (!err && need > usable && !j->sorting)
+        chunk_mine = chunk_elems_for(usable, j->sz, o->xdataset != NULL);
     if ((err = gp_agree(j->comm, err, j->msg, j->msglen))) return err;
-    j->chunk = INT64_MAX;
-    if (!j->sorting &&
-        MPI_Allreduce(&chunk_mine, &j->chunk, 1, MPI_INT64_T, MPI_MIN, j->comm) != MPI_SUCCESS) {
+    if (j->sorting) return gp_ooc_plan(j, need, usable, mfree, share);
+    if (MPI_Allreduce(&chunk_mine, &j->chunk, 1, MPI_INT64_T, MPI_MIN, j->comm) != MPI_SUCCESS) {
         snprintf(j->msg, j->msglen, "MPI_Allreduce of the chunk size failed");
         return GP_EXIT_FAIL;
     }

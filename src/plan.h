@@ -1,6 +1,7 @@
 /* plan.h — the file job's memory plan (plan.c): what a rank's shard needs of the device
- * memory. The plan phase that checks a sort against the free memory or cuts a statistics-only
- * job into chunks that fit, gp_ph_plan, is declared with the other phases (job_internal.h). */
+ * memory, the share a rank may use, and the GiB of the plan's lines. The plan phase that
+ * plans a sort (in device memory or out of core, ooc_plan.c) or cuts a statistics-only job
+ * into chunks that fit, gp_ph_plan, is declared with the other phases (job_internal.h). */
 #ifndef GP_PLAN_H
 #define GP_PLAN_H
 
@@ -20,5 +21,14 @@
  * UINT64_MAX. Not collective. */
 uint64_t gp_job_mem_need(int64_t m, int64_t cnt, size_t sz, int P, int sorting, int pairs,
                          int xdata);
+
+/* The bytes a rank may use of `free_bytes` reported free on a device (or a host) shared by
+ * `share` ranks: its share, less a margin of 1/8 of it (at most 512 MiB) for the kernels'
+ * scratch, the runtime and fragmentation. Pure. */
+uint64_t gp_mem_usable(size_t free_bytes, int share);
+
+/* `bytes` in GiB as text into buf: one decimal from 10 GiB, else three significant digits.
+ * Returns buf. */
+const char *gp_gib_text(char *buf, size_t len, uint64_t bytes);
 
 #endif /* GP_PLAN_H */

@@ -530,6 +530,7 @@ static void json_sort(FILE *f, const gp_result *r)
     jkey_str(f, 1, "payload_dataset", so->payload_dset[0] ? so->payload_dset : NULL);
     jkey_int(f, 1, "chunks", (long long)r->stats.chunks);
     jkey_int(f, 1, "chunk_elements", (long long)r->stats.chunk_elems);
+    jkey_int(f, 1, "sort_runs", (long long)so->runs);
 }
 
 /* The scans: each dataset (null: not written), the last cumulative sum (an integer one as a

@@ -14,10 +14,13 @@ report at most that much free memory. With 1 MiB, on an h5py-written file of 300
   sum, mean, L2 norm and the trapezoid integral equal numpy to 1e-12 relative (of the sum of
   magnitudes); with --reproducible sum, mean, L2 norm and the uniform integral are the same
   bits as unchunked. The chunked - unchunked differences are printed.
-- the sort (with --out; also --stable --argsort): exit 7, one error line "FILE:DATASET:
-  sorting <n> elements on rank R needs X GiB of device memory, Y GiB free (use more GPUs or nodes: ranks on one device share it)"
-  with n the rank's shard and X the documented formula, and no output file (nor a temporary
-  one). With a limit well above the need the same sort succeeds.
+- the sort (with --out; also --stable --argsort) with the host memory short too
+  (GPUPRIM_HOST_MEM_LIMIT, the same 1 MiB): exit 7, one error line "FILE:DATASET: sorting <n>
+  elements on rank R needs X GiB of device memory, Y GiB free; out of core H GiB of host
+  memory, F GiB free (...)" with n the rank's shard and X the documented formula, and no
+  output file (nor a temporary one). With host memory enough the same sort runs out of core
+  (e2e_ooc tests that path in full); with a limit well above the need it runs in device
+  memory.
 - a malformed GPUPRIM_DEVICE_MEM_LIMIT: exit 7 and one error line naming it.
 - the overlapped read + upload in pieces: with GPUPRIM_READ_PIECE_BYTES=1000 (pieces of 125
   or 250 elements, thousands of reads, with --io mpiio collective ones with empty ones on the
@@ -46,17 +49,22 @@ LIMIT = 1 << 20          # the small device memory of the chunked runs, bytes
 N = 3000017              # elements: odd, N % 3 = 2, so the shards of 3 ranks differ
 CHUNK_RE = re.compile(r"processed in (\d+) chunks of (\d+) bytes \((\d+) elements")
 SORT_RE = re.compile(r"^gpuprim_mpi: error: (.+):(/\S+): sorting (\d+) elements on rank (\d+) needs "
-                     r"(\S+) GiB of device memory, (\S+) GiB free \(use more GPUs or nodes: ranks on one device share it\)$")
+                     r"(\S+) GiB of device memory, (\S+) GiB free; out of core (\S+) GiB of host memory, "
+                     r"(\S+) GiB free \(\d+ MiB of it pinned\), and \S+ GiB of device memory \(use more "
+                     r"GPUs or nodes: the ranks of a device or a node share its memory\)$")
 
 
-def run(args, P, cmd, limit=None, piece=None):
-    """gpuprim_mpi CMD with P ranks; GPUPRIM_DEVICE_MEM_LIMIT=limit and
-    GPUPRIM_READ_PIECE_BYTES=piece if given (no fault)."""
+def run(args, P, cmd, limit=None, piece=None, host=None):
+    """gpuprim_mpi CMD with P ranks; GPUPRIM_DEVICE_MEM_LIMIT=limit,
+    GPUPRIM_READ_PIECE_BYTES=piece and GPUPRIM_HOST_MEM_LIMIT=host if given (no fault)."""
     env = dict(os.environ)
-    for k in ("GPUPRIM_DEVICE_MEM_LIMIT", "GPUPRIM_FAULT", "GPUPRIM_READ_PIECE_BYTES"):
+    for k in ("GPUPRIM_DEVICE_MEM_LIMIT", "GPUPRIM_FAULT", "GPUPRIM_READ_PIECE_BYTES",
+              "GPUPRIM_HOST_MEM_LIMIT"):
         env.pop(k, None)
     if limit is not None:
         env["GPUPRIM_DEVICE_MEM_LIMIT"] = str(limit)
+    if host is not None:
+        env["GPUPRIM_HOST_MEM_LIMIT"] = str(host)
     if piece is not None:
         env["GPUPRIM_READ_PIECE_BYTES"] = str(piece)
     return run_gpuprim(args, P, cmd, env=env)
@@ -214,14 +222,14 @@ def test_sort(args, path):
             out = os.path.join(args.work, f"sorted_{P}_{dset}.h5")
             cmd = [path, "--dataset", dset, "--backend", args.backend, "--quiet", "--out", out, "--force"] + extra
             tag = f"sort {dset} {' '.join(extra)} P={P}"
-            p = run(args, P, cmd, LIMIT)
+            p = run(args, P, cmd, LIMIT, host=LIMIT)
             errs = error_lines(p)
             check(p.returncode == 7, f"{tag}: exit {p.returncode}, want 7: {p.stderr[-400:]}")
             check(len(errs) == 1, f"{tag}: want one error line, got {errs}")
             mt = SORT_RE.match(errs[0]) if errs else None
             check(mt is not None, f"{tag}: message {errs}")
             if mt:
-                fname, dname, n, r, x, y = mt.groups()
+                fname, dname, n, r, x, y = mt.groups()[:6]
                 need = sort_need(args, P, esize, bool(extra)) / 2**30
                 check(fname == path and dname == "/" + dset, f"{tag}: names {fname}:{dname}")
                 check(int(n) == shard(N, P, int(r)), f"{tag}: {n} elements on rank {r}")
@@ -230,6 +238,12 @@ def test_sort(args, path):
                 check(float(y) < float(x) and float(y) * 2**30 <= LIMIT, f"{tag}: {y} GiB free")
             left = [f for f in os.listdir(args.work) if f.startswith(os.path.basename(out))]
             check(not left, f"{tag}: output left behind: {left}")
+            # host memory enough: the same sort out of core
+            rj = os.path.join(args.work, f"sorted_{P}_{dset}.json")
+            p = run(args, P, cmd + ["--json", rj], LIMIT)
+            check(p.returncode == 0 and json.load(open(rj))["sort_runs"] >= 1 and
+                  json.load(open(rj))["sorted_verified"],
+                  f"{tag} out of core: exit {p.returncode}: {p.stderr[-300:]}")
         # well above the need: the same sort runs (the check does not refuse what fits)
         out = os.path.join(args.work, f"sorted_ok_{P}.h5")
         limit = 16 * P * sort_need(args, P, 4, False)

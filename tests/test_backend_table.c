@@ -21,7 +21,7 @@
     X(download_wait, 0) X(copy, 0) X(synchronize, 0)                                         \
     X(stats, 0) X(trap_x, 0) X(trap_fn, 0) X(exact_sum, 0)                                   \
     X(cumsum, 0) X(cumint, 0)                                                                \
-    X(to_keys, 0) X(from_keys, 0) X(sort, 0) X(sort_values, 0) X(sort_spare, 1)             \
+    X(to_keys, 0) X(from_keys, 0) X(sort, 0) X(iota, 0) X(sort_values, 0) X(sort_spare, 1)   \
     X(merge_split, 0) X(merge_path, 0)                                                       \
     X(ipc_get, 0) X(ipc_open, 0) X(ipc_close, 0)                                             \
     X(last_error, 0)

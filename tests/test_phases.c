@@ -56,6 +56,8 @@ static void test_words(void)
         {GP_PH_PREAD, "read", NULL, "pread"},
         {GP_PH_PWRITE, "write", NULL, "pwrite"},
         {GP_PH_TMPFILE, "write", NULL, "tmpfile"},
+        {GP_PH_RUNS, "local sort", "local sort (runs)", "runs"},
+        {GP_PH_MERGE, "local sort", "merge", "merge"},
         {GP_PH_SPACE, "read", NULL, "space"},
     };
     const int n = (int)(sizeof want / sizeof want[0]);

@@ -80,6 +80,41 @@ static void test_read_piece(const gp_tuning_env *none)
     }
 }
 
+/* GPUPRIM_HOST_MEM_LIMIT (a byte count, like the device's: malformed is an error) and
+ * GPUPRIM_HOST_THREADS (1..1024, else the default). */
+static void test_host_knobs(const gp_tuning_env *none)
+{
+    const struct { const char *s; int set; uint64_t want; int error; } lim[] = {
+        {"1000", 1, 1000, 0}, {"0", 1, 0, 0}, {"18446744073709551615", 1, UINT64_MAX, 0},
+        {"", 0, 0, 0}, {NULL, 0, 0, 0}, {"12MiB", 0, 0, 1}, {"-1", 0, 0, 1}, {" 5", 0, 0, 1},
+        {"18446744073709551616", 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
+        gp_tuning_env e = *none;
+        e.host_mem_limit = lim[i].s;
+        gp_tuning t = parse(e);
+        CHECK(t.host_mem_limit_set == lim[i].set &&
+                  (!lim[i].set || t.host_mem_limit == lim[i].want) &&
+                  (t.host_mem_limit_error[0] != 0) == lim[i].error &&
+                  (!lim[i].error || strstr(t.host_mem_limit_error, "GPUPRIM_HOST_MEM_LIMIT")) &&
+                  !t.mem_limit_set && !t.mem_limit_error[0],
+              "GPUPRIM_HOST_MEM_LIMIT '%s': set %d value %llu error '%s'",
+              lim[i].s ? lim[i].s : "(unset)", t.host_mem_limit_set,
+              (unsigned long long)t.host_mem_limit, t.host_mem_limit_error);
+    }
+    const struct { const char *s; int want; } th[] = {
+        {"1", 1}, {"4", 4}, {"1024", 1024}, {"1025", 0}, {"0", 0}, {"-2", 0}, {"4x", 0},
+        {"", 0}, {NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof th / sizeof th[0]; i++) {
+        gp_tuning_env e = *none;
+        e.host_threads = th[i].s;
+        gp_tuning t = parse(e);
+        CHECK(t.host_threads == th[i].want, "GPUPRIM_HOST_THREADS '%s': %d, want %d",
+              th[i].s ? th[i].s : "(unset)", t.host_threads, th[i].want);
+    }
+}
+
 int main(void)
 {
     test_knob_int();
@@ -89,8 +124,10 @@ int main(void)
     CHECK(t.sort_smem == 0 && t.sort_graph == 1 && t.sort_wide == 0 && t.sort_wide_from == 0 &&
               t.stats_unroll == 0 && !t.mem_limit_set && t.mem_limit_error[0] == 0 &&
               t.xchg_piece == 0 && t.xchg_stage == 0 && t.xchg_node_ranks == 0 &&
-              t.read_piece_bytes == 0,
+              t.read_piece_bytes == 0 && !t.host_mem_limit_set && !t.host_mem_limit_error[0] &&
+              t.host_threads == 0,
           "unset: every default");
+    test_host_knobs(&none);
     test_read_piece(&none);
     CHECK(t.scan_algo == 0, "unset: scan_algo %d", t.scan_algo);
 

@@ -506,6 +506,13 @@ typedef struct gp_backend {
      * scratch), GP_EDEVICE. */
     int (*sort)(int width, void *keys, uint64_t *vals, int64_t n, int stable);
 
+    /* Writes dst[i] = start + i for i in [0, n) (n uint64, device memory): the input
+     * positions that ride with the keys of a sort with values (--stable, --argsort,
+     * --payload), made where the sort runs instead of uploaded. Complete on return.
+     * Errors: GP_EINVAL (n < 0, NULL dst with n > 0), GP_EDEVICE. CUDA: one grid-stride
+     * launch; CPU: a loop. */
+    int (*iota)(uint64_t *dst, int64_t n, uint64_t start);
+
     /* Sorts n elements of type t ascending in place in the order of their keys (gp_key_of:
      * NaN last, -0.0 before +0.0; NaNs come back as the default quiet NaN): the same bits
      * as to_keys + sort (keys only) + from_keys in ascending order, in one call. buf: n

@@ -1,0 +1,50 @@
+/* cpu_merge_mt.h — merges on the host's threads (kernels/cpu_merge_mt.c): one merge of two
+ * runs cut over threads at merge-path splits (the CPU merge-split's data plane), and the
+ * merge of many sorted runs into one sequence (the out-of-core sort's merge of its device
+ * runs), a tree of the branch-free 2-way merges of cpu_merge.h. Internal to the library (the
+ * program's out-of-core path and the tests include it).
+ *
+ * Orders, as the merge-split's (gpuprim/kernels.h): by key with ties to the lower run, or
+ * with values and `stable` by (key, value) with exact ties to the lower run. The results
+ * are the same bits whatever the thread count (each thread writes its own part of the one
+ * merged sequence). */
+#ifndef GP_CPU_MERGE_MT_H
+#define GP_CPU_MERGE_MT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo (lk, lov: nlo) and hi (hk, hiv: nhi) with
+ * `w`-byte keys (4 or 8); the values move only with hv (lov, hiv, ov may be NULL without);
+ * stable: by (key, value). Arguments valid (the caller checks): 0 <= r0, r0 + cnt <=
+ * nlo + nhi, outputs apart from inputs. One thread (kernels/cpu_merge.c). */
+void gp_cpu_merge_range(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
+                        int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
+                        int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov);
+
+/* gp_cpu_merge_range with its output cut into up to gp_host_threads() parts of at least
+ * 2^16 elements, each merged by one thread from its own merge-path split (host.h). */
+void gp_cpu_merge_range_mt(int w, int hv, int stable, const unsigned char *lk,
+                           const uint64_t *lov, int64_t nlo, const unsigned char *hk,
+                           const uint64_t *hiv, int64_t nhi, int64_t r0, int64_t cnt,
+                           unsigned char *ok, uint64_t *ov);
+
+/* Merges the sorted runs of (keys, vals) — n elements of `width`-byte keys (4 or 8), in runs
+ * of `run` elements (the last may be shorter), each ascending by key (by (key, value) when
+ * vals and stable) — into one ascending sequence; ties between runs go to the earlier one,
+ * so runs in input order, each sorted stably, merge into a stable order. ceil(log2(runs))
+ * passes of pairwise merges, each cut over the host's threads, between (keys, vals) and
+ * (tmp_keys, tmp_vals) (room for n each, apart from the inputs); *in_tmp = 1 when the result
+ * lies in tmp, 0 when in keys (one run: nothing moves). vals and tmp_vals NULL: keys only.
+ * Returns GP_OK, or GP_EINVAL (width, n < 0, run < 1, NULL pointers with n > 0, values on
+ * one side only) with the CPU backend's last_error() set. */
+int gp_cpu_merge_runs(int width, void *keys, uint64_t *vals, void *tmp_keys, uint64_t *tmp_vals,
+                      int64_t n, int64_t run, int stable, int *in_tmp);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GP_CPU_MERGE_MT_H */
