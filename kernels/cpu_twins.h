@@ -63,6 +63,13 @@ int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_
                              void *out_keys, uint64_t *out_vals, int64_t *nout);
 int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc);
+/* The histograms and the selection (kernels/cpu_hist.c, cpu_select.c; their records and
+ * rules: gpuprim/dist.h). */
+int gp_cpu_hist(const struct gp_hist_spec *spec, const void *y, int64_t n, int64_t *counts);
+int gp_cpu_finite_range(gp_dtype t, const void *y, int64_t n, struct gp_frange *io);
+int gp_cpu_radix_hist(gp_dtype t, const void *y, int64_t n, const struct gp_select *sel,
+                      int64_t *counts);
+int gp_cpu_runs(gp_dtype t, const void *y, int64_t n, struct gp_runs *out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,80 @@
+/* cuda_dist.cuh — what the CUDA backend's histogram and selection files share (namespace
+ * dst): their device scratch buffers, the launch sizing of a grid-stride kernel with dynamic
+ * shared memory, and the end of every counting kernel (a block's shared-memory counters
+ * added into the device counts with 64-bit integer atomics: the same totals whatever the
+ * order of the blocks). cuda_hist.cu (hist, finite_range) defines the host functions;
+ * cuda_select.cu (radix_hist, runs) uses them. Not part of the public contract.
+ */
+#ifndef GP_CUDA_DIST_CUH
+#define GP_CUDA_DIST_CUH
+
+#include <stdint.h>
+
+#include "cuda_blockreduce.cuh"
+#include "cuda_internal.cuh"
+
+namespace dst {
+
+constexpr int THREADS = 256; /* threads per block of every kernel here */
+constexpr int UNROLL = 4;    /* 16-byte loads in flight per thread */
+
+/* Scratch slots: each a grow-only device buffer of the current device, kept for the
+ * process's life (one of a previously current device is kept, not freed). */
+enum { SLOT_COUNTS = 0, SLOT_TABLE = 1, SLOT_RECORD = 2, NSLOTS = 3 };
+
+/* A device buffer of at least `bytes` bytes in slot `slot` into *p. GP_OK or GP_EDEVICE. */
+int scratch(int slot, size_t bytes, void **p);
+
+/* The grid of `kernel` (THREADS per block, `smem` bytes of dynamic shared memory, which it
+ * is allowed to use past 48 KiB) for `work` items of `per_thread` each per step: at most
+ * the blocks resident on the device at once, at least 1, and at least work / 2^30 blocks so
+ * that no block counts 2^32 items into a 32-bit shared counter. GP_OK or GP_EDEVICE. */
+int grid_of(const void *kernel, size_t smem, long long work, int per_thread, int *blocks);
+
+/* The shared memory one block may use (the device's opt-in maximum), bytes. GP_OK or
+ * GP_EDEVICE. */
+int smem_max(size_t *bytes);
+
+/* Adds the block's counters sh[0, n) into g[0, n) (nonzero ones, 64-bit atomics); every
+ * thread of the block calls it after a __syncthreads(). */
+__device__ __forceinline__ void flush_counts(const unsigned *sh, unsigned long long *g, int n)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const unsigned c = sh[i];
+        if (c) atomicAdd(g + i, (unsigned long long)c);
+    }
+}
+
+/* A thread's run of equal counter indices: consecutive items of one counter cost one shared
+ * atomic (sorted or constant data would otherwise make every lane of a warp wait on one
+ * address). */
+struct Run {
+    int slot;   /* the counter of the run; -1: none */
+    unsigned n; /* its items so far */
+    __device__ __forceinline__ void init()
+    {
+        slot = -1;
+        n = 0u;
+    }
+    /* One item of counter s (s >= 0) into the run, flushing the previous run to sh. */
+    __device__ __forceinline__ void add(unsigned *sh, int s)
+    {
+        if (s == slot) {
+            n++;
+            return;
+        }
+        if (slot >= 0) atomicAdd(sh + slot, n);
+        slot = s;
+        n = 1u;
+    }
+    __device__ __forceinline__ void flush(unsigned *sh)
+    {
+        if (slot >= 0) atomicAdd(sh + slot, n);
+        slot = -1;
+        n = 0u;
+    }
+};
+
+} // namespace dst
+
+#endif /* GP_CUDA_DIST_CUH */
