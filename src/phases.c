@@ -13,6 +13,7 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_SORT]      = {GP_PH_SORT,      "local sort",    "local sort",    "sort"},
     [GP_PH_EXCHANGE]  = {GP_PH_EXCHANGE,  "rank exchange", "rank exchange", "exchange"},
     [GP_PH_VERIFY]    = {GP_PH_VERIFY,    "verify",        "verify",        NULL},
+    [GP_PH_DIST]      = {GP_PH_DIST,      "distribution",  NULL,            NULL},
     [GP_PH_WRITE]     = {GP_PH_WRITE,     "write",         "write",         "write"},
     [GP_PH_TOTAL]     = {GP_PH_TOTAL,     "total",         NULL,            NULL},
     [GP_PH_OPEN]      = {GP_PH_READ,      NULL,            NULL,            NULL},
@@ -23,6 +24,9 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_PREAD]     = {GP_PH_READ,      NULL,            NULL,            "pread"},
     [GP_PH_PWRITE]    = {GP_PH_WRITE,     NULL,            NULL,            "pwrite"},
     [GP_PH_TMPFILE]   = {GP_PH_WRITE,     NULL,            NULL,            "tmpfile"},
+    [GP_PH_HIST]      = {GP_PH_DIST,      NULL,            "histogram",     "hist"},
+    [GP_PH_QUANT]     = {GP_PH_DIST,      NULL,            "quantiles",     "quantiles"},
+    [GP_PH_DISTINCT]  = {GP_PH_DIST,      NULL,            "distinct",      "distinct"},
 };
 
 /* The word of id, or NULL out of range. */

@@ -10,6 +10,7 @@
 
 #include "gp_path.h"
 #include "job.h"
+#include "report_dist.h"
 
 /* Writes the element with key `key` as text: exact integers, %.17g floats. */
 static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)
@@ -204,6 +205,7 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         print_stats(r);
         print_sort(r);
         print_exchange(r);
+        gp_report_dist_print(r);
         print_times(r, o->verbose);
     }
     fflush(stdout);
@@ -299,6 +301,34 @@ static void jkey_int(FILE *f, int depth, const char *key, long long v)
     fprintf(f, "%lld", v);
 }
 
+/* The distribution's options: "histogram" (bins or null), "range" ([A, B] or null),
+ * "quantiles" (the list, --median's 0.5 in it), "median", "distinct". */
+static void json_dist_options(FILE *f, const gp_options *o)
+{
+    jkey(f, 2, "histogram");
+    if (o->hist_bins) fprintf(f, "%lld", (long long)o->hist_bins);
+    else fputs("null", f);
+    jkey(f, 2, "range");
+    if (o->have_range) {
+        fputc('[', f);
+        jnum(f, o->range_a);
+        fputs(", ", f);
+        jnum(f, o->range_b);
+        fputc(']', f);
+    } else {
+        fputs("null", f);
+    }
+    jkey(f, 2, "quantiles");
+    fputc('[', f);
+    for (int k = 0; k < o->nq; k++) {
+        if (k) fputs(", ", f);
+        jnum(f, o->q[k]);
+    }
+    fputc(']', f);
+    jkey_bool(f, 2, "median", o->median);
+    jkey_bool(f, 2, "distinct", o->distinct);
+}
+
 /* "options": the command line as the run understood it, defaults filled in. */
 static void json_options(FILE *f, const gp_options *o)
 {
@@ -328,6 +358,7 @@ static void json_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "argsort", o->argsort);
     jkey_str(f, 2, "payload", o->payload);
     jkey_bool(f, 2, "reproducible", o->reproducible);
+    json_dist_options(f, o);
     fprintf(f, "\n  }");
 }
 
@@ -540,6 +571,7 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         json_sort(f, r);
         json_exchange(f, &r->xchg);
         json_output(f, r);
+        gp_report_dist_json(f, r);
     }
     jkey(f, 1, "times_ms");
     fputc('{', f);
@@ -556,3 +588,9 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
     }
     return 0;
 }
+
+/* ---- the writers report_dist.c shares (report_dist.h) ---------------------------------- */
+
+void gp_report_jkey(FILE *f, int depth, const char *key) { jkey(f, depth, key); }
+void gp_report_jnum(FILE *f, double x) { jnum(f, x); }
+void gp_report_jstr_or_null(FILE *f, const char *s) { jstr_or_null(f, s); }

@@ -17,7 +17,7 @@ static void test_rows(void)
 {
     static const char *const rows[GP_NPHASES] = {
         "alloc", "read", "upload", "reduce", "integrate", "local sort", "rank exchange",
-        "verify", "write", "total"};
+        "verify", "distribution", "write", "total"};
     for (int i = 0; i < GP_NPHASES; i++) {
         CHECK(same(gp_phase_label(i), rows[i]), "row %d: '%s', want '%s'", i,
               gp_phase_label(i) ? gp_phase_label(i) : "(null)", rows[i]);
@@ -41,6 +41,7 @@ static void test_words(void)
         {GP_PH_SORT, "local sort", "local sort", "sort"},
         {GP_PH_EXCHANGE, "rank exchange", "rank exchange", "exchange"},
         {GP_PH_VERIFY, "verify", "verify", NULL},
+        {GP_PH_DIST, "distribution", NULL, NULL},
         {GP_PH_WRITE, "write", "write", "write"},
         {GP_PH_TOTAL, "total", NULL, NULL},
         {GP_PH_OPEN, "read", NULL, NULL},
@@ -51,6 +52,9 @@ static void test_words(void)
         {GP_PH_PREAD, "read", NULL, "pread"},
         {GP_PH_PWRITE, "write", NULL, "pwrite"},
         {GP_PH_TMPFILE, "write", NULL, "tmpfile"},
+        {GP_PH_HIST, "distribution", "histogram", "hist"},
+        {GP_PH_QUANT, "distribution", "quantiles", "quantiles"},
+        {GP_PH_DISTINCT, "distribution", "distinct", "distinct"},
     };
     const int n = (int)(sizeof want / sizeof want[0]);
     CHECK(n == GP_PH_WORDS, "%d words listed here, %d in phases.h", n, (int)GP_PH_WORDS);
