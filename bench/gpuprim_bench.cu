@@ -16,7 +16,11 @@
  *                     cub::DeviceReduce::TransformReduce, the seed's naive and P6.15 kernels);
  *   op_sort.cu        sort: sort_values, to_keys + sort_keys + from_keys, sort_keys alone vs
  *                     cub RadixSort / MergeSort, thrust::sort, the seed's bitonic sort and
- *                     CPU qsort; op_sort_pairs.cu: the same groups' sort_pairs rows.
+ *                     CPU qsort; op_sort_pairs.cu: the same groups' sort_pairs rows;
+ *   op_hist.cu        hist: be->hist (numpy's rule, 1024 bins) vs
+ *                     cub::DeviceHistogram::HistogramEven;
+ *   op_select.cu      select: 3 quantiles by the radix select (be->radix_hist) vs a full
+ *                     sort (cub::DeviceRadixSort, our sort_values) and a read.
  * A new operation is one op_NAME.cu defining `const Op OP_NAME` (engine.cuh) and one entry
  * in OPS below.
  *
@@ -45,7 +49,8 @@ namespace gpb {
 /* ---- the operation table ---------------------------------------------------------------- */
 
 extern const Op OP_REDUCE, OP_TRAP, OP_SORT; /* op_reduce.cu, op_trap.cu, op_sort.cu */
-const Op *const OPS[] = {&OP_REDUCE, &OP_TRAP, &OP_SORT};
+extern const Op OP_HIST, OP_SELECT;           /* op_hist.cu, op_select.cu */
+const Op *const OPS[] = {&OP_REDUCE, &OP_TRAP, &OP_SORT, &OP_HIST, &OP_SELECT};
 const int N_OPS = (int)(sizeof OPS / sizeof OPS[0]);
 
 namespace {
