@@ -118,7 +118,8 @@ template <class T> void row_cub(const HistCase<T> &c)
         time_op(r, noprep, [&] {
             size_t b = tb;
             CK(call(tmp.get(), b));
-            CK(cudaMemcpyAsync(h_hist.get(), dh, BINS * sizeof(unsigned), cudaMemcpyDeviceToHost, 0));
+            CK(cudaMemcpyAsync(h_hist.get(), dh, BINS * sizeof(unsigned), cudaMemcpyDeviceToHost,
+                               0));
         });
         const unsigned *hc = h_hist.as<unsigned>();
         long long total = 0, off = 0;
@@ -128,7 +129,8 @@ template <class T> void row_cub(const HistCase<T> &c)
         }
         EXPECT(r, total == c.n, "counts sum to %lld, not n", total);
         EXPECT(r, off <= c.n / 1000 + 16, "%lld counts in other bins than ours", off);
-        r.note = format("its own rule: %lld of %lld counts in another bin than numpy's", off / 2, c.n);
+        r.note = format("its own rule: %lld of %lld counts in another bin than numpy's", off / 2,
+                        c.n);
     });
 }
 

@@ -17,6 +17,9 @@ namespace dst {
 
 constexpr int THREADS = 256; /* threads per block of every kernel here */
 constexpr int UNROLL = 4;    /* 16-byte loads in flight per thread */
+constexpr int COPIES = 4;    /* most copies of a block's shared counters (copy_stride) */
+constexpr size_t OCC_SMEM = 28 * 1024; /* shared bytes per block that still let 8 blocks of
+                                          THREADS fill an SM of 228 KiB (H100 / H200) */
 
 /* Scratch slots: each a grow-only device buffer of the current device, kept for the
  * process's life (one of a previously current device is kept, not freed). */
@@ -35,13 +38,29 @@ int grid_of(const void *kernel, size_t smem, long long work, int per_thread, int
  * GP_EDEVICE. */
 int smem_max(size_t *bytes);
 
-/* Adds the block's counters sh[0, n) into g[0, n) (nonzero ones, 64-bit atomics); every
- * thread of the block calls it after a __syncthreads(). */
-__device__ __forceinline__ void flush_counts(const unsigned *sh, unsigned long long *g, int n)
+/* Copies of a block's shared counters: lane l counts into copy l % copies, so that lanes
+ * of one warp that hit one counter (skewed data: a few bins or digits take most elements)
+ * mostly hit different addresses; copy c starts at c * stride words, stride = n rounded up
+ * to 32 words plus one, so that one counter's copies lie in different banks. */
+__host__ __device__ __forceinline__ int copy_stride(int n) { return (n + 31) / 32 * 32 + 1; }
+
+/* Zeroes the block's counters: copies x stride words (every thread calls it; a
+ * __syncthreads() must follow). */
+__device__ __forceinline__ void zero_counts(unsigned *sh, int copies, int stride)
+{
+    for (int i = threadIdx.x; i < copies * stride; i += blockDim.x) sh[i] = 0u;
+}
+
+/* Adds the block's counters (copies of n counters, stride words apart) into g[0, n)
+ * (nonzero sums, 64-bit atomics); every thread of the block calls it after a
+ * __syncthreads(). */
+__device__ __forceinline__ void flush_counts(const unsigned *sh, int copies, int stride,
+                                             unsigned long long *g, int n)
 {
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        const unsigned c = sh[i];
-        if (c) atomicAdd(g + i, (unsigned long long)c);
+        unsigned long long c = 0;
+        for (int k = 0; k < copies; k++) c += sh[k * stride + i];
+        if (c) atomicAdd(g + i, c);
     }
 }
 

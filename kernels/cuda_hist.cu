@@ -9,9 +9,9 @@
  * block adds its nonzero counters into the device counts with 64-bit integer atomics, whose
  * totals do not depend on the order of the blocks. A histogram too large for shared memory
  * counts straight into global memory. The index: numpy's ((x - lo) / (hi - lo)) * N is
- * first taken with the reciprocal (a product, not a division); when that product is more
- * than 2^-19 (float32; 2^-48 in float64) of itself away from an integer, its truncation is
- * the truncation of numpy's quotient (the two differ by a few units in the last place), and
+ * first taken as one product (x - lo) * (N / (hi - lo)); when that product is more than
+ * 2^-19 (float32; 2^-48 in float64) of itself away from an integer, its truncation is the
+ * truncation of numpy's quotient (the two differ by a few units in the last place), and
  * otherwise numpy's division itself decides. Then numpy's two corrections against the
  * edges.
  */
@@ -19,6 +19,7 @@
 #include "gpuprim/dist.h"
 #include "hist_rule.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include <type_traits>
@@ -98,67 +99,116 @@ using namespace dst;
 /* What the kernel needs of a plan (by value). */
 struct HistArgs {
     int nbins;
-    int fast;             /* the reciprocal's products may be tried (finite, nonzero) */
-    float lo_f, hi_f, den_f, rinv_f, nf;
-    double lo_d, hi_d, den_d, rinv_d, nd;
+    int fast;             /* the scale's products may be tried (finite, normal) */
+    float lo_f, hi_f, den_f, scale_f, nf;
+    double lo_d, hi_d, den_d, scale_d, nd;
+    /* 32-bit integer data (IntEdges): the binned range as integers, ceil(lo_d) and
+     * floor(hi_d) clamped to [-2^33, 2^33]; lo_i - lo_d in float32; float32 N / den */
+    long long lo_i, hi_i;
+    float frac_f, scale_i;
+    int fast_i;
 };
+
+/* 32-bit integer data compare with the edges as integer thresholds: for an integer x,
+ * x < e exactly when x < ceil(e) (clamped to [-2^33, 2^33], beyond every 32-bit value). */
+template <typename T> struct IntEdges {
+    static constexpr bool value = std::is_integral<T>::value && sizeof(T) == 4;
+};
+
+/* The edge table's type of element type T under MODE: float32 edges, float64 edges, or
+ * int64 thresholds (IntEdges). */
+template <typename T, int MODE> struct EdgeOf {
+    typedef typename std::conditional<
+        MODE != GP_HIST_F64, float,
+        typename std::conditional<IntEdges<T>::value, long long, double>::type>::type type;
+};
+
+/* The below / above / NaN bin of a value outside [lo, hi] (NaN fails both comparisons). */
+__device__ __forceinline__ int outside(bool nan, bool below, int nb)
+{
+    return nan ? -1 : below ? nb : nb + 1;
+}
+
+/* numpy's truncated index of the float32 quotient f = (num / den) * n (GP_HIST_F32): first
+ * num * (n / den), whose truncation is f's when it lies more than 2^-19 of itself from an
+ * integer (the two differ by at most 4 units of 2^-24 of themselves), else numpy's
+ * division itself. */
+__device__ __forceinline__ int index_f32(float num, const HistArgs &a)
+{
+    if (a.fast) {
+        const float fa = __fmul_rn(num, a.scale_f);
+        const float m = __fmul_rn(fa, 0x1p-19f);
+        const float lo = __fsub_rn(fa, m), hi = __fadd_rn(fa, m);
+        if (floorf(lo) == floorf(hi)) return lo < a.nf ? (int)lo : a.nbins - 1;
+    }
+    return (int)gp_hist_trunc((double)__fmul_rn(__fdiv_rn(num, a.den_f), a.nf), a.nbins);
+}
+
+/* The same in float64 (GP_HIST_F32R and GP_HIST_F64): the margin 2^-48. */
+__device__ __forceinline__ int index_f64(double num, const HistArgs &a)
+{
+    if (a.fast) {
+        const double fa = __dmul_rn(num, a.scale_d);
+        const double m = __dmul_rn(fa, 0x1p-48);
+        const double lo = __dsub_rn(fa, m), hi = __dadd_rn(fa, m);
+        if (floor(lo) == floor(hi)) return (int)gp_hist_trunc(lo, a.nbins);
+    }
+    return (int)gp_hist_trunc(__dmul_rn(__ddiv_rn(num, a.den_d), a.nd), a.nbins);
+}
 
 /* The bin of float32 x (GP_HIST_F32 when R is false, GP_HIST_F32R when true) against the
  * float32 edges e: 0 .. nbins - 1, nbins below, nbins + 1 above, -1 NaN. */
 template <bool R>
 __device__ __forceinline__ int bin_f32(float x, const HistArgs &a, const float *e)
 {
-    const int nb = a.nbins;
-    if (gpc_is_nan(x)) return -1;
-    if (x < a.lo_f) return nb;
-    if (x > a.hi_f) return nb + 1;
+    if (!(x >= a.lo_f && x <= a.hi_f)) return outside(gpc_is_nan(x), x < a.lo_f, a.nbins);
     const float num = __fsub_rn(x, a.lo_f);
-    long long i = -1;
-    if (!R) {
-        if (a.fast) {
-            const float fa = __fmul_rn(__fmul_rn(num, a.rinv_f), a.nf);
-            const float m = __fmul_rn(fa, 0x1p-19f);
-            const float lo = __fsub_rn(fa, m), hi = __fadd_rn(fa, m);
-            if (floorf(lo) == floorf(hi)) i = lo < a.nf ? (long long)lo : nb - 1;
-        }
-        if (i < 0) i = gp_hist_trunc((double)__fmul_rn(__fdiv_rn(num, a.den_f), a.nf), nb);
-    } else {
-        const double nd = (double)num;
-        if (a.fast) {
-            const double fa = __dmul_rn(__dmul_rn(nd, a.rinv_d), a.nd);
-            const double m = __dmul_rn(fa, 0x1p-48);
-            const double lo = __dsub_rn(fa, m), hi = __dadd_rn(fa, m);
-            if (floor(lo) == floor(hi)) i = gp_hist_trunc(lo, nb);
-        }
-        if (i < 0) i = gp_hist_trunc(__dmul_rn(__ddiv_rn(nd, a.den_d), a.nd), nb);
-    }
-    return (int)gp_hist_fix_f32(x, e, i, nb);
+    const int i = R ? index_f64((double)num, a) : index_f32(num, a);
+    return (int)gp_hist_fix_f32(x, e, i, a.nbins);
 }
 
 /* The bin of x as float64 (GP_HIST_F64) against the float64 edges e. */
 __device__ __forceinline__ int bin_f64(double x, const HistArgs &a, const double *e)
 {
+    if (!(x >= a.lo_d && x <= a.hi_d)) return outside(x != x, x < a.lo_d, a.nbins);
+    const int i = index_f64(__dsub_rn(x, a.lo_d), a);
+    return (int)gp_hist_fix_f64(x, e, i, a.nbins);
+}
+
+/* The bin of 32-bit integer x (GP_HIST_F64) against the integer thresholds t (IntEdges):
+ * the range and numpy's corrections in integers (exact for integer x); the index first from
+ * float32 (x - lo_i) + (lo_i - lo_d) times N / den, a sum of two non-negative terms within
+ * 3 units of 2^-24 of x - lo_d, when it lies more than 2^-19 of itself from an integer
+ * (numpy's float64 quotient is within 2^-51 of the exact one), else numpy's float64 steps. */
+__device__ __forceinline__ int bin_i32(long long x, const HistArgs &a, const long long *t)
+{
     const int nb = a.nbins;
-    if (x != x) return -1;
-    if (x < a.lo_d) return nb;
-    if (x > a.hi_d) return nb + 1;
-    const double num = __dsub_rn(x, a.lo_d);
-    long long i = -1;
-    if (a.fast) {
-        const double fa = __dmul_rn(__dmul_rn(num, a.rinv_d), a.nd);
-        const double m = __dmul_rn(fa, 0x1p-48);
-        const double lo = __dsub_rn(fa, m), hi = __dadd_rn(fa, m);
-        if (floor(lo) == floor(hi)) i = gp_hist_trunc(lo, nb);
+    if (x < a.lo_i) return nb;
+    if (x > a.hi_i) return nb + 1;
+    int i = -1;
+    if (a.fast_i) {
+        const float num = __fadd_rn((float)(x - a.lo_i), a.frac_f);
+        const float fa = __fmul_rn(num, a.scale_i);
+        const float m = __fmul_rn(fa, 0x1p-19f);
+        const float lo = __fsub_rn(fa, m), hi = __fadd_rn(fa, m);
+        if (floorf(lo) == floorf(hi)) i = lo < a.nf ? (int)lo : nb - 1;
     }
-    if (i < 0) i = gp_hist_trunc(__dmul_rn(__ddiv_rn(num, a.den_d), a.nd), nb);
-    return (int)gp_hist_fix_f64(x, e, i, nb);
+    if (i < 0) {
+        const double q = __ddiv_rn(__dsub_rn((double)x, a.lo_d), a.den_d);
+        i = (int)gp_hist_trunc(__dmul_rn(q, a.nd), nb);
+    }
+    if (i > 0 && x < t[i]) i--;
+    if (i < nb - 1 && x >= t[i + 1]) i++;
+    return i;
 }
 
 /* The bin of element v of type T under MODE (gp_hist_mode). */
 template <int MODE, typename T, typename E>
 __device__ __forceinline__ int bin_of(T v, const HistArgs &a, const E *e)
 {
-    if constexpr (MODE == GP_HIST_F64) {
+    if constexpr (MODE == GP_HIST_F64 && IntEdges<T>::value) {
+        return bin_i32((long long)v, a, (const long long *)e);
+    } else if constexpr (MODE == GP_HIST_F64) {
         return bin_f64((double)v, a, (const double *)e);
     } else {
         return bin_f32<MODE == GP_HIST_F32R>((float)v, a, (const float *)e);
@@ -185,25 +235,27 @@ struct GRun {
     }
 };
 
-/* hist of y[0, n) into the device counts g[0, nbins + 2) (added to). SMEM: the edges and the
- * block's counters in dynamic shared memory; else edges read through the cache and counts
- * added in global memory. */
+/* hist of y[0, n) into the device counts g[0, nbins + 2) (added to). SMEM: the edges and
+ * `copies` copies of the block's counters in dynamic shared memory (cuda_dist.cuh); else
+ * edges read through the cache and counts added in global memory. */
 template <typename T, int MODE, bool SMEM>
 __global__ void __launch_bounds__(THREADS)
 k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict__ gedges,
-       unsigned long long *__restrict__ g)
+       unsigned long long *__restrict__ g, int copies)
 {
-    typedef typename std::conditional<MODE == GP_HIST_F64, double, float>::type E;
+    typedef typename EdgeOf<T, MODE>::type E;
     extern __shared__ unsigned long long sm_raw[];
     constexpr int V = 16 / (int)sizeof(T);
     const int nb = a.nbins;
     const E *e = (const E *)gedges;
-    unsigned *sc = NULL;
+    const int stride = copy_stride(nb + 2);
+    unsigned *sc = NULL, *mine = NULL;
     if (SMEM) {
         E *se = (E *)sm_raw;
         for (int i = threadIdx.x; i <= nb; i += THREADS) se[i] = e[i];
         sc = (unsigned *)(se + nb + 1);
-        for (int i = threadIdx.x; i < nb + 2; i += THREADS) sc[i] = 0u;
+        zero_counts(sc, copies, stride);
+        mine = sc + (threadIdx.x & 31) % copies * stride;
         e = se;
         __syncthreads();
     }
@@ -213,7 +265,7 @@ k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict_
     auto put = [&](T v) {
         const int b = bin_of<MODE>(v, a, e);
         if (b < 0) return;
-        if (SMEM) run.add(sc, b);
+        if (SMEM) run.add(mine, b);
         else grun.add(g, b);
     };
     const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
@@ -246,39 +298,55 @@ k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict_
     }
     for (long long i = scalar_from + tid; i < n; i += nth) put(__ldg(y + i));
     if (SMEM) {
-        run.flush(sc);
+        run.flush(mine);
         __syncthreads();
-        flush_counts(sc, g, nb + 2);
+        flush_counts(sc, copies, stride, g, nb + 2);
     } else {
         grun.flush(g);
     }
 }
 
 /* Launches k_hist for element type T and mode MODE: the shared-memory form when the edges
- * and the counters fit one block's shared memory, else the global one. */
+ * and one copy of the counters fit one block's shared memory (with as many copies, up to
+ * COPIES, as keep the block within OCC_SMEM, so that 8 blocks of 256 threads fill an SM),
+ * else the global one. */
 template <typename T, int MODE>
 int launch_hist(const T *y, long long n, const HistArgs &a, const void *d_edges,
                 unsigned long long *d_counts)
 {
-    typedef typename std::conditional<MODE == GP_HIST_F64, double, float>::type E;
+    typedef typename EdgeOf<T, MODE>::type E;
     size_t smax = 0;
     int rc = smem_max(&smax), blocks = 1;
     if (rc) return rc;
-    const size_t need = (size_t)(a.nbins + 1) * sizeof(E) + (size_t)(a.nbins + 2) * 4u;
+    const size_t etab = (size_t)(a.nbins + 1) * sizeof(E);
+    const size_t per = (size_t)copy_stride(a.nbins + 2) * 4u;
+    int copies = COPIES;
+    while (copies > 1 && etab + per * (size_t)copies > OCC_SMEM) copies /= 2;
+    const size_t need = etab + per * (size_t)copies;
     if (need <= smax) {
         const void *k = (const void *)k_hist<T, MODE, true>;
         if ((rc = grid_of(k, need, n, UNROLL * (16 / (int)sizeof(T)), &blocks))) return rc;
-        k_hist<T, MODE, true><<<blocks, THREADS, need>>>(y, n, a, d_edges, d_counts);
+        k_hist<T, MODE, true><<<blocks, THREADS, need>>>(y, n, a, d_edges, d_counts, copies);
     } else {
         const void *k = (const void *)k_hist<T, MODE, false>;
         if ((rc = grid_of(k, 0, n, UNROLL * (16 / (int)sizeof(T)), &blocks))) return rc;
-        k_hist<T, MODE, false><<<blocks, THREADS, 0>>>(y, n, a, d_edges, d_counts);
+        k_hist<T, MODE, false><<<blocks, THREADS, 0>>>(y, n, a, d_edges, d_counts, 1);
     }
     CUDA_CHECK_LAUNCH("k_hist");
     return GP_OK;
 }
 
-/* The kernel's arguments of a plan (the reciprocals computed here, in the plan's types). */
+/* v rounded up (ceil) or down (floor) to an integer, clamped into [-2^33, 2^33]: beyond
+ * every 32-bit value, so that comparisons of such values with it are those with v. */
+long long int33(double v, bool up)
+{
+    const double lim = 0x1p33;
+    if (!(v > -lim)) return -(1ll << 33);
+    if (!(v < lim)) return 1ll << 33;
+    return (long long)(up ? ceil(v) : floor(v));
+}
+
+/* The kernel's arguments of a plan (the scales computed here, in the plan's types). */
 HistArgs hist_args_of(const gp_hist_spec *s)
 {
     HistArgs a;
@@ -293,13 +361,31 @@ HistArgs hist_args_of(const gp_hist_spec *s)
     a.den_d = s->den_d;
     a.nd = (double)s->nbins;
     if (s->mode == GP_HIST_F32) {
-        a.rinv_f = 1.0f / s->den_f;
-        a.fast = isfinite(a.rinv_f) && a.rinv_f > 0.0f;
+        a.scale_f = a.nf / s->den_f;
+        a.fast = isfinite(a.scale_f) && a.scale_f >= FLT_MIN; /* normal: 2^-24 relative */
     } else {
-        a.rinv_d = 1.0 / s->den_d;
-        a.fast = isfinite(a.rinv_d) && a.rinv_d > 0.0;
+        a.scale_d = a.nd / s->den_d;
+        a.fast = isfinite(a.scale_d) && a.scale_d >= DBL_MIN;
+    }
+    if (s->t == GP_I32 || s->t == GP_U32) { /* IntEdges */
+        a.lo_i = int33(s->lo_d, true);
+        a.hi_i = int33(s->hi_d, false);
+        a.frac_f = (float)((double)a.lo_i - s->lo_d);
+        a.scale_i = (float)a.scale_d;
+        a.fast_i = a.fast && isfinite(a.frac_f) && isfinite(a.scale_i) && a.scale_i >= FLT_MIN;
     }
     return a;
+}
+
+/* The edge table the kernel reads: the plan's edges, or for 32-bit integer data their
+ * integer thresholds (IntEdges) converted into tbl (host); the table's address. */
+const void *edge_table(const gp_hist_spec *s, std::vector<long long> &tbl)
+{
+    if (s->t != GP_I32 && s->t != GP_U32) return s->edges;
+    const double *e = (const double *)s->edges;
+    tbl.resize((size_t)s->nbins + 1);
+    for (size_t i = 0; i < tbl.size(); i++) tbl[i] = int33(e[i], true);
+    return tbl.data();
 }
 
 /* The checks of gp_cuda_hist's arguments (GPC_EINVAL returns). */
@@ -307,7 +393,8 @@ int hist_check(const gp_hist_spec *s, const void *y, int64_t n, const int64_t *c
 {
     if (!s) GPC_EINVAL("spec is NULL");
     GPC_CHECK_ARRAY(s->t, n, y, "y");
-    if (s->nbins < 1 || s->nbins > GP_HIST_MAX_BINS) GPC_EINVAL("nbins = %lld", (long long)s->nbins);
+    if (s->nbins < 1 || s->nbins > GP_HIST_MAX_BINS)
+        GPC_EINVAL("nbins = %lld", (long long)s->nbins);
     const bool f32 = s->mode == GP_HIST_F32 || s->mode == GP_HIST_F32R;
     if (s->mode < GP_HIST_F32 || s->mode > GP_HIST_F64 || f32 != (s->t == GP_F32) ||
         s->edge_type != gp_hist_edge_type(s->t))
@@ -391,9 +478,11 @@ extern "C" int gp_cuda_hist(const gp_hist_spec *s, const void *y, int64_t n, int
     const size_t ebytes = (size_t)(s->nbins + 1) * gp_dtype_size(s->edge_type);
     const size_t ncount = (size_t)s->nbins + 2;
     void *d_edges = NULL, *d_counts = NULL;
-    if ((rc = scratch(SLOT_TABLE, ebytes, &d_edges)) || (rc = scratch(SLOT_COUNTS, ncount * 8, &d_counts)))
+    if ((rc = scratch(SLOT_TABLE, ebytes, &d_edges)) ||
+        (rc = scratch(SLOT_COUNTS, ncount * 8, &d_counts)))
         return rc;
-    CUDA_CHECK(cudaMemcpy(d_edges, s->edges, ebytes, cudaMemcpyHostToDevice));
+    std::vector<long long> tbl;
+    CUDA_CHECK(cudaMemcpy(d_edges, edge_table(s, tbl), ebytes, cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_counts, 0, ncount * 8));
     const HistArgs a = hist_args_of(s);
     unsigned long long *dc = (unsigned long long *)d_counts;

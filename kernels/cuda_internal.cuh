@@ -174,8 +174,8 @@ template <class F> int gpc_with_dtype(gp_dtype t, F &&f)
  * gpuprim/exact_sum.h, gpuprim/dist.h); pointers are device pointers of the CUDA backend
  * except the host outputs (stats' out, trap_x's io, trap_fn's wsum, merge_split's nout,
  * merge_path's split, exact_sum's acc, the counts and records of hist, finite_range,
- * radix_hist and runs, and hist's spec with its edges); each returns after its device work has finished, GP_OK or GP_EINVAL /
- * GP_ENOMEM / GP_EDEVICE with last_error() set. */
+ * radix_hist and runs, and hist's spec with its edges); each returns after its device work
+ * has finished, GP_OK or GP_EINVAL / GP_ENOMEM / GP_EDEVICE with last_error() set. */
 struct gp_superacc;
 struct gp_hist_spec;
 struct gp_frange;

@@ -6,7 +6,8 @@
  * sort's map, gpc_key_of) is matched against the pass's prefixes (all of them at once: a
  * binary search over the launch's prefixes in shared memory; the first pass has one prefix
  * that every key matches) and its digit counted into the block's histograms in shared
- * memory (a run of one counter costing one shared atomic), which each block adds into the
+ * memory (a run of one counter costing one shared atomic; on the first pass four copies
+ * taken by lane, against the conflicts of skewed digits), which each block adds into the
  * device counts with 64-bit integer atomics at the end. As many prefixes' histograms as
  * fit one block's shared memory go in one launch (2^11 counters each: 26 per launch in the
  * 227 KiB of an H100 / H200), more in further launches.
@@ -34,17 +35,20 @@ struct SelArgs {
     unsigned long long p[GP_SELECT_MAX]; /* ... ascending */
 };
 
-/* radix_hist of y[0, n) into the device counts g (this launch's np << bits). ALL: the first
- * pass, whose one prefix every key has. */
+/* radix_hist of y[0, n) into the device counts g (this launch's np << bits), in `copies`
+ * copies of the block's counters (cuda_dist.cuh). ALL: the first pass, whose one prefix
+ * every key has. */
 template <typename T, bool ALL>
 __global__ void __launch_bounds__(THREADS)
-k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__restrict__ g)
+k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__restrict__ g,
+        int copies)
 {
     extern __shared__ unsigned sc[];
     __shared__ unsigned long long sp[GP_SELECT_MAX];
     constexpr int V = 16 / (int)sizeof(T);
-    const int nd = 1 << a.bits, ncnt = a.np << a.bits;
-    for (int i = threadIdx.x; i < ncnt; i += THREADS) sc[i] = 0u;
+    const int nd = 1 << a.bits, ncnt = a.np << a.bits, stride = copy_stride(ncnt);
+    zero_counts(sc, copies, stride);
+    unsigned *mine = sc + (threadIdx.x & 31) % copies * stride;
     for (int i = threadIdx.x; i < a.np; i += THREADS) sp[i] = a.p[i];
     __syncthreads();
     const unsigned long long pmin = sp[0], pmax = sp[a.np - 1];
@@ -65,7 +69,7 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
             if (sp[lo] != h) return;
             p = lo;
         }
-        run.add(sc, (p << a.bits) + (int)((k >> a.shift) & (unsigned long long)(nd - 1)));
+        run.add(mine, (p << a.bits) + (int)((k >> a.shift) & (unsigned long long)(nd - 1)));
     };
     const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
     const long long nth = (long long)gridDim.x * THREADS;
@@ -96,13 +100,15 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
         scalar_from = nvec * V;
     }
     for (long long i = scalar_from + tid; i < n; i += nth) put(__ldg(y + i));
-    run.flush(sc);
+    run.flush(mine);
     __syncthreads();
-    flush_counts(sc, g, ncnt);
+    flush_counts(sc, copies, stride, g, ncnt);
 }
 
 /* The launches of one pass for element type T: groups of as many prefixes as fit shared
- * memory, each into its part of the device counts g. */
+ * memory, each into its part of the device counts g. The first pass, where every element
+ * counts (skewed data put most of them on a few digits), counts into COPIES copies;
+ * the later ones, where few elements match a prefix, into one. */
 template <typename T>
 int launch_radix(const T *y, long long n, const gp_select *sel, unsigned long long *g)
 {
@@ -111,8 +117,9 @@ int launch_radix(const T *y, long long n, const gp_select *sel, unsigned long lo
     if (rc) return rc;
     const size_t per = (size_t)4 << sel->bits; /* bytes of one prefix's counters */
     const size_t room = smax > 2048 + per ? smax - 2048 : per; /* static: the prefixes */
-    const int group = (int)(room / per);
+    const int group = (int)((room - 4 * 32) / per);            /* with copy_stride's pad */
     const bool all = sel->shift + sel->bits >= sel->width;
+    const int copies = all ? COPIES : 1; /* 4 x 8 KiB: 6 blocks of 256 threads per SM */
     for (int first = 0; first < sel->nprefix; first += group) {
         SelArgs a;
         a.shift = sel->shift;
@@ -120,13 +127,13 @@ int launch_radix(const T *y, long long n, const gp_select *sel, unsigned long lo
         a.top = sel->shift + sel->bits;
         a.np = sel->nprefix - first < group ? sel->nprefix - first : group;
         for (int i = 0; i < a.np; i++) a.p[i] = sel->prefixes[first + i];
-        const size_t smem = per * (size_t)a.np;
+        const size_t smem = (size_t)copy_stride(a.np << a.bits) * 4u * (size_t)copies;
         const void *k = all ? (const void *)k_radix<T, true> : (const void *)k_radix<T, false>;
         int blocks = 1;
         if ((rc = grid_of(k, smem, n, UNROLL * (16 / (int)sizeof(T)), &blocks))) return rc;
         unsigned long long *gp = g + ((size_t)first << sel->bits);
-        if (all) k_radix<T, true><<<blocks, THREADS, smem>>>(y, n, a, gp);
-        else k_radix<T, false><<<blocks, THREADS, smem>>>(y, n, a, gp);
+        if (all) k_radix<T, true><<<blocks, THREADS, smem>>>(y, n, a, gp, copies);
+        else k_radix<T, false><<<blocks, THREADS, smem>>>(y, n, a, gp, copies);
         CUDA_CHECK_LAUNCH("k_radix");
     }
     return GP_OK;
@@ -268,7 +275,8 @@ extern "C" int gp_cuda_runs(gp_dtype t, const void *y, int64_t n, gp_runs *out)
     unsigned char first[8], last[8];
     CUDA_CHECK(cudaMemcpy(&c, d, 8, cudaMemcpyDeviceToHost));
     CUDA_CHECK(cudaMemcpy(first, y, sz, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(last, (const char *)y + (size_t)(n - 1) * sz, sz, cudaMemcpyDeviceToHost));
+    const char *yl = (const char *)y + (size_t)(n - 1) * sz;
+    CUDA_CHECK(cudaMemcpy(last, yl, sz, cudaMemcpyDeviceToHost));
     const bool isf = gp_dtype_is_float(t);
     r.n = n;
     r.runs = (int64_t)c;

@@ -59,7 +59,7 @@ void gp_print_usage(void)
         "                     stored type as the input; written under a temporary name and\n"
         "                     renamed when every rank succeeded (default: none)\n"
         "  --force            overwrite an existing --out file (needs --out; default: off)\n"
-        "  --no-sort          statistics and integral only; no sort, no sorted --out (default: off)\n"
+        "  --no-sort          statistics and integral only: no sort (default: off)\n"
         "  --descending       sort largest first; NaNs still last, +0.0 before -0.0 (default:\n"
         "                     ascending)\n"
         "  --stable           ties keep their input order (sort by value, then input position;\n"

@@ -314,7 +314,10 @@ static int exchanging(const gp_job *j) { return j->sorting && j->P > 1; }
 static int writing(const gp_job *j) { return j->o->out != NULL; }
 static int histogram(const gp_job *j) { return j->o->hist_bins > 0; }
 static int select_unsorted(const gp_job *j) { return j->o->nq > 0 && !j->sorting; }
-static int quantiles_sorted(const gp_job *j) { return j->o->nq > 0 && j->sorting && j->res->sort.ok; }
+static int quantiles_sorted(const gp_job *j)
+{
+    return j->o->nq > 0 && j->sorting && j->res->sort.ok;
+}
 static int distinct(const gp_job *j) { return j->o->distinct && j->sorting && j->res->sort.ok; }
 
 /* The file job, phase by phase (see the file comment; the names of each word: phases.c).

@@ -49,7 +49,8 @@ static int finite_range(gp_job *j, gp_frange *fr)
     const int64_t nn = s->count - s->nan_count;
     *fr = gp_frange_empty();
     if (nn == 0) return 0;
-    if (!isinf(gp_key_to_double(j->dt, s->min_key)) && !isinf(gp_key_to_double(j->dt, s->max_key))) {
+    const double mn = gp_key_to_double(j->dt, s->min_key), mx = gp_key_to_double(j->dt, s->max_key);
+    if (!isinf(mn) && !isinf(mx)) {
         fr->finite = nn;
         fr->min_key = s->min_key;
         fr->max_key = s->max_key;
@@ -58,9 +59,10 @@ static int finite_range(gp_job *j, gp_frange *fr)
     gp_frange mine = gp_frange_empty();
     int err = gp_job_foreach_piece(j, 0, frange_piece, &mine);
     if (err) return err;
-    if (MPI_Allreduce(&mine.finite, &fr->finite, 1, MPI_INT64_T, MPI_SUM, j->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(&mine.min_key, &fr->min_key, 1, MPI_UINT64_T, MPI_MIN, j->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(&mine.max_key, &fr->max_key, 1, MPI_UINT64_T, MPI_MAX, j->comm) != MPI_SUCCESS) {
+    const MPI_Comm c = j->comm;
+    if (MPI_Allreduce(&mine.finite, &fr->finite, 1, MPI_INT64_T, MPI_SUM, c) != MPI_SUCCESS ||
+        MPI_Allreduce(&mine.min_key, &fr->min_key, 1, MPI_UINT64_T, MPI_MIN, c) != MPI_SUCCESS ||
+        MPI_Allreduce(&mine.max_key, &fr->max_key, 1, MPI_UINT64_T, MPI_MAX, c) != MPI_SUCCESS) {
         snprintf(j->msg, j->msglen, "MPI_Allreduce of the finite range failed");
         return GP_EXIT_FAIL;
     }

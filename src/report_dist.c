@@ -90,7 +90,8 @@ static void json_hist(FILE *f, const gp_result_dist *d)
         return;
     }
     fputs("{\"counts\": [", f);
-    for (int64_t i = 0; i < d->bins; i++) fprintf(f, "%s%lld", i ? ", " : "", (long long)d->counts[i]);
+    for (int64_t i = 0; i < d->bins; i++)
+        fprintf(f, "%s%lld", i ? ", " : "", (long long)d->counts[i]);
     fputs("], \"edges\": [", f);
     for (int64_t i = 0; i <= d->bins; i++) {
         if (i) fputs(", ", f);

@@ -224,7 +224,8 @@ static void fill(gp_dtype t, void *data, int64_t n, double lo, double hi, const 
         const int kind = (int)(r % 16);
         double v = lo + (hi - lo) * (rnd_unit() * 1.4 - 0.2);
         if (kind == 0 && nedges > 0) v = edges[rnd() % (uint64_t)nedges];
-        if (gp_dtype_is_float(t) && kind == 1) v = (r >> 8) % 3 == 0 ? NAN : (r >> 8) % 3 == 1 ? INFINITY : -INFINITY;
+        if (gp_dtype_is_float(t) && kind == 1)
+            v = (r >> 8) % 3 == 0 ? NAN : (r >> 8) % 3 == 1 ? INFINITY : -INFINITY;
         if (gp_dtype_is_float(t) && kind == 2) v = -0.0;
         if (!gp_dtype_is_float(t)) {
             if (kind == 3) { /* an extreme of the type */
@@ -232,7 +233,9 @@ static void fill(gp_dtype t, void *data, int64_t n, double lo, double hi, const 
                 if (t == GP_I32 || t == GP_I64) e[sz - 1] ^= 0x80;
                 continue;
             }
-            const double tmin = t == GP_I32 ? -2147483648.0 : t == GP_I64 ? -9223372036854775808.0 : 0.0;
+            const double tmin = t == GP_I32   ? -2147483648.0
+                              : t == GP_I64 ? -9223372036854775808.0
+                                            : 0.0;
             const double tmax = t == GP_I32 ? 2147483647.0 : t == GP_U32 ? 4294967295.0
                               : t == GP_I64 ? 9223372036854774784.0 : 18446744073709549568.0;
             v = v < tmin ? tmin : v > tmax ? tmax : floor(v);
@@ -252,7 +255,8 @@ static void hist_case(gp_dtype t, int64_t n, int64_t bins, int have_range, doubl
     double *edges = xmalloc((size_t)(bins + 1) * sizeof(double));
     double ed[64];
     const int64_t ned = bins + 1 < 64 ? bins + 1 : 64;
-    for (int64_t i = 0; i < ned; i++) ed[i] = have_range ? a + (b - a) * (double)i / (double)(ned - 1) : 0.0;
+    for (int64_t i = 0; i < ned; i++)
+        ed[i] = have_range ? a + (b - a) * (double)i / (double)(ned - 1) : 0.0;
     fill(t, data, n, have_range ? a : -50.0, have_range ? b : 1000.0, ed, have_range ? ned : 0);
     gp_hist_spec s;
     char why[300];
@@ -273,8 +277,10 @@ static void hist_case(gp_dtype t, int64_t n, int64_t bins, int have_range, doubl
         if (gp_hist_bin(&s, e) != k) bad_bin++;
         if (k < bins && conditioned) {
             const double x = gp_elem_to_double(t, e);
-            const double lo = s.edge_type == GP_F32 ? ((const float *)edges)[k] : ((const double *)edges)[k];
-            const double hi = s.edge_type == GP_F32 ? ((const float *)edges)[k + 1] : ((const double *)edges)[k + 1];
+            const float *ef = (const float *)edges;
+            const double *ed64 = (const double *)edges;
+            const double lo = s.edge_type == GP_F32 ? ef[k] : ed64[k];
+            const double hi = s.edge_type == GP_F32 ? ef[k + 1] : ed64[k + 1];
             if (!(x >= lo && (x < hi || (k == bins - 1 && x <= hi)))) bad_edge++;
         }
     }
@@ -288,9 +294,11 @@ static void hist_case(gp_dtype t, int64_t n, int64_t bins, int have_range, doubl
         pdiff += c[k] != p[k];
         total += c[k];
     }
-    CHECK(diff == 0, "%lld of %lld counts differ from the brute force", (long long)diff, (long long)bins + 2);
+    CHECK(diff == 0, "%lld of %lld counts differ from the brute force", (long long)diff,
+          (long long)bins + 2);
     CHECK(pdiff == 0, "pieces: %lld counts differ", (long long)pdiff);
-    CHECK(total + nan == n, "counted %lld + %lld NaN of %lld", (long long)total, (long long)nan, (long long)n);
+    CHECK(total + nan == n, "counted %lld + %lld NaN of %lld", (long long)total, (long long)nan,
+          (long long)n);
     CHECK(bad_bin == 0, "gp_hist_bin differs for %lld elements", (long long)bad_bin);
     CHECK(bad_edge == 0, "%lld elements outside their bin's edges", (long long)bad_edge);
     free(c);
@@ -315,7 +323,8 @@ static void test_counts(void)
                 hist_case((gp_dtype)t, n, bins[b], 1, -3.7, 812.25, 1);
                 CTX("%s n=%lld bins=%lld range [0.1, 0.3]", gp_dtype_name((gp_dtype)t),
                     (long long)n, (long long)bins[b]);
-                if (gp_dtype_is_float((gp_dtype)t)) hist_case((gp_dtype)t, n, bins[b], 1, 0.1, 0.3, 0);
+                if (gp_dtype_is_float((gp_dtype)t))
+                    hist_case((gp_dtype)t, n, bins[b], 1, 0.1, 0.3, 0);
             }
     CTX("%s", "");
 }

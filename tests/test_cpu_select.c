@@ -126,7 +126,8 @@ static void test_select(void)
     const float f = 1.0f;
     int64_t c[4];
     gp_select_init(&s, GP_F64, r, 2);
-    CHECK(gp_cpu_radix_hist(GP_F32, &f, 1, &s, c) == GP_EINVAL, "a state of another width accepted");
+    CHECK(gp_cpu_radix_hist(GP_F32, &f, 1, &s, c) == GP_EINVAL,
+          "a state of another width accepted");
 }
 
 /* ---- quantiles -------------------------------------------------------------------------- */
@@ -144,14 +145,17 @@ static void test_quantiles(void)
     int64_t k0, k1;
     double w;
     gp_quantile_index(5, 0.0, &k0, &k1, &w);
-    CHECK(k0 == 0 && k1 == 1 && w == 0.0, "q = 0 of 5: %lld %lld %g", (long long)k0, (long long)k1, w);
+    CHECK(k0 == 0 && k1 == 1 && w == 0.0, "q = 0 of 5: %lld %lld %g", (long long)k0,
+          (long long)k1, w);
     gp_quantile_index(5, 1.0, &k0, &k1, &w);
     CHECK(k0 == 4 && k1 == 4 && w == 5.0, "q = 1 of 5: %lld %lld %g (numpy's index -1)",
           (long long)k0, (long long)k1, w);
     gp_quantile_index(1, 0.7, &k0, &k1, &w);
-    CHECK(k0 == 0 && k1 == 0 && w == 1.0, "q = 0.7 of 1: %lld %lld %g", (long long)k0, (long long)k1, w);
+    CHECK(k0 == 0 && k1 == 0 && w == 1.0, "q = 0.7 of 1: %lld %lld %g", (long long)k0,
+          (long long)k1, w);
     gp_quantile_index(4, 0.5, &k0, &k1, &w);
-    CHECK(k0 == 1 && k1 == 2 && w == 0.5, "q = 0.5 of 4: %lld %lld %g", (long long)k0, (long long)k1, w);
+    CHECK(k0 == 1 && k1 == 2 && w == 0.5, "q = 0.5 of 4: %lld %lld %g", (long long)k0,
+          (long long)k1, w);
     const qcase cases[] = {
         {"f64 median of 1..4", GP_F64, 2.0, 3.0, 0.5, 2.5},
         {"f64 [-inf, 1] q=0 (numpy nan)", GP_F64, -INFINITY, 1.0, 0.0, -INFINITY},
@@ -234,8 +238,8 @@ static void test_runs(void)
                 int64_t want = 0;
                 for (int64_t i = 0; i < n; i++) {
                     const unsigned char *e = data + (size_t)i * sz, *p = e - sz;
-                    if (!is_nan_elem(dt, e) && (i == 0 || is_nan_elem(dt, p) || !same_value(dt, e, p)))
-                        want++;
+                    const int starts = i == 0 || is_nan_elem(dt, p) || !same_value(dt, e, p);
+                    if (!is_nan_elem(dt, e) && starts) want++;
                 }
                 gp_runs r;
                 CHECK(gp_cpu_runs(dt, data, n, &r) == GP_OK && r.runs == want && r.n == n,
@@ -261,15 +265,17 @@ static void test_runs(void)
                     gp_cpu_runs(dt, data + (size_t)lo * sz, hi - lo, &one);
                     all = gp_runs_combine(&all, &one);
                 }
-                CHECK(all.runs == distinct && all.n == n, "sorted in %d pieces: %lld, distinct %lld",
-                      pieces, (long long)all.runs, (long long)distinct);
+                CHECK(all.runs == distinct && all.n == n,
+                      "sorted in %d pieces: %lld, distinct %lld", pieces, (long long)all.runs,
+                      (long long)distinct);
                 free(data);
             }
     CTX("%s", "");
     const float z[3] = {-0.0f, 0.0f, NAN};
     gp_runs r;
     gp_cpu_runs(GP_F32, z, 3, &r);
-    CHECK(r.runs == 1 && !r.first_nan && r.last_nan, "-0.0, +0.0, NaN: %lld runs", (long long)r.runs);
+    CHECK(r.runs == 1 && !r.first_nan && r.last_nan, "-0.0, +0.0, NaN: %lld runs",
+          (long long)r.runs);
     CHECK(gp_cpu_runs(GP_F32, NULL, 2, &r) == GP_EINVAL, "NULL data accepted");
 }
 

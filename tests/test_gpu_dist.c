@@ -138,7 +138,8 @@ static void check_select(const tcase *c, const void *h, const void *d, int64_t n
             break;
         }
     }
-    if (sc.done) CHECK(c, memcmp(sc.prefix, sg.prefix, sizeof sc.prefix) == 0, "select keys differ");
+    if (sc.done)
+        CHECK(c, memcmp(sc.prefix, sg.prefix, sizeof sc.prefix) == 0, "select keys differ");
     free(want);
     free(got);
 }
@@ -148,8 +149,9 @@ static void check_runs(const tcase *c, const void *h, const void *d, int64_t n)
     gp_runs want, got;
     gp_cpu_runs(c->t, h, n, &want);
     GPU_OK(c, G->runs(c->t, d, n, &got), return);
-    CHECK(c, memcmp(&want, &got, sizeof want) == 0, "runs %" PRId64 " (twin %" PRId64 "), ends %d%d",
-          got.runs, want.runs, got.first_nan, got.last_nan);
+    CHECK(c, memcmp(&want, &got, sizeof want) == 0,
+          "runs %" PRId64 " (twin %" PRId64 "), ends %d%d", got.runs, want.runs, got.first_nan,
+          got.last_nan);
 }
 
 /* Every entry on one case, from an aligned device pointer (off 0) and one element past it. */
@@ -234,7 +236,8 @@ int main(int argc, char **argv)
     const char *se = getenv("GPUPRIM_TEST_SEED");
     if (se && *se) seed = strtoull(se, NULL, 0);
     g_rng = seed;
-    printf("test_gpu_dist: seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", seed, quick ? "; --quick" : "");
+    printf("test_gpu_dist: seed %" PRIu64 " (GPUPRIM_TEST_SEED)%s\n", seed,
+           quick ? "; --quick" : "");
     static const int64_t sizes[] = {0, 1, 2, 7, 33, 1023, 1025, 4097, 65537, 1000003,
                                     (1 << 22) + 1};
     for (int t = 0; t < GP_NDTYPES; t++) {
