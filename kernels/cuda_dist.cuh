@@ -9,6 +9,7 @@
 #define GP_CUDA_DIST_CUH
 
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_blockreduce.cuh"
 #include "cuda_internal.cuh"
@@ -33,6 +34,11 @@ int scratch(int slot, size_t bytes, void **p);
  * the blocks resident on the device at once, at least 1, and at least work / 2^30 blocks so
  * that no block counts 2^32 items into a 32-bit shared counter. GP_OK or GP_EDEVICE. */
 int grid_of(const void *kernel, size_t smem, long long work, int per_thread, int *blocks);
+
+/* The device counts d[0, len) (uint64, the kernels' atomics) copied to the host and added
+ * into counts[0, len) (the launches before it on the default stream complete first). GP_OK
+ * or GP_EDEVICE. */
+int add_counts(const void *d, size_t len, int64_t *counts);
 
 /* The shared memory one block may use (the device's opt-in maximum), bytes. GP_OK or
  * GP_EDEVICE. */
@@ -62,6 +68,45 @@ __device__ __forceinline__ void flush_counts(const unsigned *sh, int copies, int
         for (int k = 0; k < copies; k++) c += sh[k * stride + i];
         if (c) atomicAdd(g + i, c);
     }
+}
+
+/* Calls put(v) for each element v of y[0, n) this thread takes in a grid-stride pass:
+ * 16-byte vector loads, UNROLL of them issued before any is used, when y is 16-byte
+ * aligned (then the scalar tail), else scalar loads; a thread's elements in their order.
+ * Every thread of a grid of THREADS-thread blocks calls it. */
+template <typename T, class F>
+__device__ __forceinline__ void for_each_elem(const T *__restrict__ y, long long n, F &put)
+{
+    constexpr int V = 16 / (int)sizeof(T);
+    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
+    const long long nth = (long long)gridDim.x * THREADS;
+    long long scalar_from = 0;
+    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
+        const long long nvec = n / V;
+        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
+        long long c = tid;
+        for (; c + (UNROLL - 1) * nth < nvec; c += UNROLL * nth) {
+            uint4 raw[UNROLL];
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) raw[u] = __ldg(yv + c + u * nth);
+#pragma unroll
+            for (int u = 0; u < UNROLL; u++) {
+                T v[V];
+                memcpy(v, &raw[u], sizeof raw[u]);
+#pragma unroll
+                for (int k = 0; k < V; k++) put(v[k]);
+            }
+        }
+        for (; c < nvec; c += nth) {
+            const uint4 raw = __ldg(yv + c);
+            T v[V];
+            memcpy(v, &raw, sizeof raw);
+#pragma unroll
+            for (int k = 0; k < V; k++) put(v[k]);
+        }
+        scalar_from = nvec * V;
+    }
+    for (long long i = scalar_from + tid; i < n; i += nth) put(__ldg(y + i));
 }
 
 /* A thread's run of equal counter indices: consecutive items of one counter cost one shared

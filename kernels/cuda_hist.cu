@@ -57,6 +57,14 @@ int scratch(int slot, size_t bytes, void **p)
     return GP_OK;
 }
 
+int add_counts(const void *d, size_t len, int64_t *counts)
+{
+    std::vector<unsigned long long> h(len);
+    CUDA_CHECK(cudaMemcpy(h.data(), d, len * 8, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < len; i++) counts[i] += (int64_t)h[i];
+    return GP_OK;
+}
+
 int smem_max(size_t *bytes)
 {
     const gpc_devinfo *d = NULL;
@@ -245,7 +253,6 @@ k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict_
 {
     typedef typename EdgeOf<T, MODE>::type E;
     extern __shared__ unsigned long long sm_raw[];
-    constexpr int V = 16 / (int)sizeof(T);
     const int nb = a.nbins;
     const E *e = (const E *)gedges;
     const int stride = copy_stride(nb + 2);
@@ -268,35 +275,7 @@ k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict_
         if (SMEM) run.add(mine, b);
         else grun.add(g, b);
     };
-    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
-    const long long nth = (long long)gridDim.x * THREADS;
-    long long scalar_from = 0;
-    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
-        const long long nvec = n / V;
-        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
-        long long c = tid;
-        for (; c + (UNROLL - 1) * nth < nvec; c += UNROLL * nth) {
-            uint4 raw[UNROLL];
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) raw[u] = __ldg(yv + c + u * nth);
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                T v[V];
-                memcpy(v, &raw[u], sizeof raw[u]);
-#pragma unroll
-                for (int k = 0; k < V; k++) put(v[k]);
-            }
-        }
-        for (; c < nvec; c += nth) {
-            const uint4 raw = __ldg(yv + c);
-            T v[V];
-            memcpy(v, &raw, sizeof raw);
-#pragma unroll
-            for (int k = 0; k < V; k++) put(v[k]);
-        }
-        scalar_from = nvec * V;
-    }
-    for (long long i = scalar_from + tid; i < n; i += nth) put(__ldg(y + i));
+    for_each_elem(y, n, put);
     if (SMEM) {
         run.flush(mine);
         __syncthreads();
@@ -496,11 +475,7 @@ extern "C" int gp_cuda_hist(const gp_hist_spec *s, const void *y, int64_t n, int
             return launch_hist<T, GP_HIST_F64>((const T *)y, n, a, d_edges, dc);
         }
     });
-    if (rc) return rc;
-    std::vector<unsigned long long> h(ncount);
-    CUDA_CHECK(cudaMemcpy(h.data(), d_counts, ncount * 8, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < ncount; i++) counts[i] += (int64_t)h[i];
-    return GP_OK;
+    return rc ? rc : add_counts(d_counts, ncount, counts);
 }
 
 /* The finite range — gp_backend.finite_range on the GPU: one launch, the record copied back

@@ -20,7 +20,6 @@
 
 #include <string.h>
 #include <type_traits>
-#include <vector>
 
 namespace {
 
@@ -45,7 +44,6 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
 {
     extern __shared__ unsigned sc[];
     __shared__ unsigned long long sp[GP_SELECT_MAX];
-    constexpr int V = 16 / (int)sizeof(T);
     const int nd = 1 << a.bits, ncnt = a.np << a.bits, stride = copy_stride(ncnt);
     zero_counts(sc, copies, stride);
     unsigned *mine = sc + (threadIdx.x & 31) % copies * stride;
@@ -71,35 +69,7 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
         }
         run.add(mine, (p << a.bits) + (int)((k >> a.shift) & (unsigned long long)(nd - 1)));
     };
-    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
-    const long long nth = (long long)gridDim.x * THREADS;
-    long long scalar_from = 0;
-    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
-        const long long nvec = n / V;
-        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
-        long long c = tid;
-        for (; c + (UNROLL - 1) * nth < nvec; c += UNROLL * nth) {
-            uint4 raw[UNROLL];
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) raw[u] = __ldg(yv + c + u * nth);
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                T v[V];
-                memcpy(v, &raw[u], sizeof raw[u]);
-#pragma unroll
-                for (int k = 0; k < V; k++) put(v[k]);
-            }
-        }
-        for (; c < nvec; c += nth) {
-            const uint4 raw = __ldg(yv + c);
-            T v[V];
-            memcpy(v, &raw, sizeof raw);
-#pragma unroll
-            for (int k = 0; k < V; k++) put(v[k]);
-        }
-        scalar_from = nvec * V;
-    }
-    for (long long i = scalar_from + tid; i < n; i += nth) put(__ldg(y + i));
+    for_each_elem(y, n, put);
     run.flush(mine);
     __syncthreads();
     flush_counts(sc, copies, stride, g, ncnt);
@@ -238,11 +208,7 @@ extern "C" int gp_cuda_radix_hist(gp_dtype t, const void *y, int64_t n, const gp
         typedef decltype(z) T;
         return launch_radix<T>((const T *)y, n, sel, g);
     });
-    if (rc) return rc;
-    std::vector<unsigned long long> h(len);
-    CUDA_CHECK(cudaMemcpy(h.data(), d, len * 8, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < len; i++) counts[i] += (int64_t)h[i];
-    return GP_OK;
+    return rc ? rc : add_counts(d, len, counts);
 }
 
 /* The runs of equal non-NaN values — gp_backend.runs on the GPU: one launch for the count,
