@@ -23,7 +23,8 @@ len(numpy.unique(non-NaN values)).
   DATASET_hist_edges, --median) and, for most, without it (--no-sort: a --range, the radix
   select): the quantiles of both the same bits; --descending the same quantiles and count;
   refusals (too many bins for the data range, a float32 range outside float32): exit 2, one
-  line naming the file and dataset, no output file.
+  line naming the file and dataset, no output file; with --no-sort, --out holds only
+  DATASET_hist_counts and DATASET_hist_edges.
 --set ranks: a few datasets at every rank count (1 to 8: unequal shards, empty ones).
 --set chunked: --no-sort with GPUPRIM_DEVICE_MEM_LIMIT (the shard in chunks, re-read for each
   pass): the same counts and quantile bits as unchunked, and as numpy.
@@ -236,10 +237,16 @@ def run_dataset(args, P, path, name, a, unsorted=True, desc=False):
     lo = float(np.quantile(fin, 0.2)) if fin.size else -1.0
     hi = float(np.quantile(fin, 0.9)) if fin.size else 1.0
     rng = (lo, hi)
-    jn = run_json(args, P, path, name, ["--no-sort", "--histogram", "7", "--range", repr(lo), repr(hi)]
-                  + qopt(QS), tag + " --no-sort")
+    if os.path.exists(out):
+        os.remove(out)
+    jn = run_json(args, P, path, name, ["--no-sort", "--histogram", "7", "--range", repr(lo),
+                                        repr(hi), "--out", out] + qopt(QS), tag + " --no-sort")
     if jn:
         check_hist(tag + " --no-sort --range", jn, a, 7, rng)
+        check_out(tag + " --no-sort", out, "/" + name, jn, a)
+        with h5py.File(out, "r") as f:
+            check(sorted(f.keys()) == sorted([name + "_hist_counts", name + "_hist_edges"]),
+                  f"{tag} --no-sort: --out holds {sorted(f.keys())}, only the histogram's")
         check_quantiles(tag + " --no-sort", jn, a, QS)
         check(jn.get("quantiles_method") == "radix select" and jn.get("distinct") is None,
               f"{tag} --no-sort: method {jn.get('quantiles_method')}")
