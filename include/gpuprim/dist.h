@@ -3,7 +3,10 @@
  * order keys, numpy's quantile interpolation, and the runs of equal values that count the
  * distinct ones. Plain records and pure functions (kernels/dist.c); the kernels are the
  * entries of the gp_backend group "histograms and selection" (kernels.h): hist,
- * finite_range, radix_hist and runs.
+ * finite_range, radix_hist and runs. On the CUDA backend hist and radix_hist count into
+ * per-block histograms in shared memory (hist's edges beside them; global memory past its
+ * size; radix_hist as many prefixes per launch as it holds), merged into the device counts
+ * with 64-bit integer atomics and copied out; hist's edges are copied in with each call.
  */
 #ifndef GP_DIST_H
 #define GP_DIST_H

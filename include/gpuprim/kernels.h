@@ -239,12 +239,8 @@ typedef enum gp_order {
 
 /* The exact (Kulisch) accumulator of exact_sum below; defined in exact_sum.h (exact sums). */
 struct gp_superacc;
-/* The records of the histograms and the selection below; defined in dist.h (the
- * distribution of a dataset). */
-struct gp_hist_spec;
-struct gp_frange;
-struct gp_select;
-struct gp_runs;
+/* The records of the histograms and the selection below (dist.h, the distribution). */
+struct gp_hist_spec; struct gp_frange; struct gp_select; struct gp_runs;
 
 /* ---- descending order and values in the sort and the merge-split, in full -------------
  *
@@ -521,39 +517,25 @@ typedef struct gp_backend {
     int (*ipc_close)(void *dev);
 
     /* ---- histograms and selection ------------------------------------------------------- */
-    /* The distribution of a dataset, piece by piece (dist.h documents the records and the
-     * rules in full; include dist.h for them). Each entry adds what it finds in y[0, n) (a
-     * device pointer, n >= 0, any element alignment) to a host record or host counts, so
-     * that the pieces of a shard (and, summed, the ranks) make one result; the counts are
-     * integers, the same whatever the order or split of the pieces, and the same on both
-     * backends. Errors: GP_EINVAL (a bad type, n < 0, NULL pointers with n > 0, a spec or
-     * select state that does not fit the type), GP_ENOMEM, GP_EDEVICE. */
+    /* The distribution, piece by piece (dist.h has the records and the rules in full). Each
+     * adds what it finds in y[0, n) (device pointer, type t or spec->t) into host counts or
+     * a host record: integers, the same for any split into pieces and on both backends.
+     * Errors: GP_EINVAL (bad type, n < 0, NULL pointers, a spec or select state that does
+     * not fit the type), GP_ENOMEM, GP_EDEVICE. */
 
-    /* numpy's histogram rule (dist.h) of spec: each non-NaN element of y (type spec->t)
-     * adds 1 to counts[bin] for its bin 0 .. nbins - 1, to counts[nbins] when it is below
-     * the range (-inf too) and to counts[nbins + 1] when above (+inf too). counts: host,
-     * nbins + 2 int64. The edges (spec->edges, host) are read by the entry (CUDA: copied to
-     * the device with each call). CUDA: per-warp histograms in shared memory (global
-     * memory past its size), each block's merged into the device counts with integer
-     * atomics, then copied out. */
+    /* numpy's histogram rule of spec (its host edges read by the entry): counts[bin] += 1
+     * for bins 0 .. nbins - 1, counts[nbins] below the range (-inf too), counts[nbins + 1]
+     * above it (+inf too), NaN not counted; counts: nbins + 2 int64. */
     int (*hist)(const struct gp_hist_spec *spec, const void *y, int64_t n, int64_t *counts);
-
-    /* The finite range of y (type t) added into *io: the count of finite elements and the
-     * keys of the smallest and largest, the counts of -inf and +inf (integers: every element
-     * finite). */
+    /* The finite range into *io: finite elements, the keys of the least and greatest, the
+     * -inf and +inf counts. */
     int (*finite_range)(gp_dtype t, const void *y, int64_t n, struct gp_frange *io);
-
-    /* One pass of a radix select (dist.h): for each element of y (type t) whose order key
-     * (gp_key_of) has, above the pass's digit, one of sel->prefixes[p], adds 1 to
-     * counts[(p << sel->bits) + digit]; the others add nothing. counts: host,
-     * gp_select_counts_len(sel) int64. CUDA: per-block histograms of up to as many prefixes
-     * as shared memory holds per launch. */
+    /* One pass of a radix select: counts[(p << sel->bits) + digit] += 1 for each element whose
+     * order key has sel->prefixes[p] above the pass's digit; counts: gp_select_counts_len
+     * int64. */
     int (*radix_hist)(gp_dtype t, const void *y, int64_t n, const struct gp_select *sel,
                       int64_t *counts);
-
-    /* The runs of equal non-NaN values of y (type t) into *out (gp_runs, dist.h: in sorted
-     * data, the distinct count; -0.0 and +0.0 one value). Combine adjacent pieces with
-     * gp_runs_combine. */
+    /* The runs of equal non-NaN values into *out (in sorted data, the distinct count). */
     int (*runs)(gp_dtype t, const void *y, int64_t n, struct gp_runs *out);
 
     /* ---- errors -------------------------------------------------------------------------- */
