@@ -224,6 +224,25 @@ static void swapped_bounds_accepted(int argc, char **argv, const model *m, const
         if (sw[i] != argv[i] && sw[i] != m->val[V_A] && sw[i] != m->val[V_B]) free(sw[i]);
 }
 
+/* The distribution's options of an accepted command line: the flags as the model says,
+ * --histogram in range, --range with --histogram (finite A <= B), quantiles in [0, 1],
+ * --distinct with the sort, none of them in function mode. */
+static void check_dist(int argc, char **argv, const model *m, const gp_options *o)
+{
+    CHECK(o->median == m->flag[8] && o->distinct == m->flag[9], "--median %d, --distinct %d",
+          o->median, o->distinct);
+    CHECK(o->hist_bins >= 0 && o->hist_bins <= ((int64_t)1 << 24), "--histogram %lld",
+          (long long)o->hist_bins);
+    CHECK(!o->have_range || (o->hist_bins > 0 && o->range_a <= o->range_b &&
+                             isfinite(o->range_a) && isfinite(o->range_b)),
+          "--range %g %g accepted", o->range_a, o->range_b);
+    CHECK(o->nq >= 0 && o->nq <= GP_MAX_QUANTILES, "%d quantiles", o->nq);
+    for (int k = 0; k < o->nq; k++) CHECK(o->q[k] >= 0.0 && o->q[k] <= 1.0, "q %g", o->q[k]);
+    CHECK(!o->distinct || !o->no_sort, "--distinct with --no-sort accepted");
+    CHECK(!o->function_mode || (!o->hist_bins && !o->nq && !o->distinct),
+          "a distribution option in function mode accepted");
+}
+
 /* The first word alone asks for --help or --version (the parse then returns -1 at once). */
 static int first_word_help(int argc, char **argv)
 {
@@ -311,19 +330,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const int *fl[] = {&o.force, &o.no_sort, &o.descending, &o.stable, &o.argsort,
                            &o.reproducible, &o.quiet, &o.verbose};
         for (int k = 0; k < 8; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
-        CHECK(o.median == m.flag[8] && o.distinct == m.flag[9], "--median %d, --distinct %d",
-              o.median, o.distinct);
-        /* the distribution's options: in range, file mode only, --range with --histogram */
-        CHECK(o.hist_bins >= 0 && o.hist_bins <= ((int64_t)1 << 24), "--histogram %lld",
-              (long long)o.hist_bins);
-        CHECK(!o.have_range || (o.hist_bins > 0 && o.range_a <= o.range_b &&
-                                isfinite(o.range_a) && isfinite(o.range_b)),
-              "--range %g %g accepted", o.range_a, o.range_b);
-        CHECK(o.nq >= 0 && o.nq <= GP_MAX_QUANTILES, "%d quantiles", o.nq);
-        for (int k = 0; k < o.nq; k++) CHECK(o.q[k] >= 0.0 && o.q[k] <= 1.0, "q %g", o.q[k]);
-        CHECK(!o.distinct || !o.no_sort, "--distinct with --no-sort accepted");
-        CHECK(!o.function_mode || (!o.hist_bins && !o.nq && !o.distinct),
-              "a distribution option in function mode accepted");
+        check_dist(argc, argv, &m, &o);
         CHECK(o.progress == m.progress, "progress %d, want %d", o.progress, m.progress);
         CHECK(o.function_mode == (m.val[V_FUNCTION] != NULL), "function mode %d", o.function_mode);
         CHECK(m.npositional == (o.function_mode ? 0 : 1) && o.file == (o.function_mode ? NULL : m.file),
