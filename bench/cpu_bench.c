@@ -1,7 +1,8 @@
 /* cpu_bench.c — the CPU backend's kernels on one large array, timed (wall and this
  * process's CPU time; the minimum over the repetitions): the order-key map, the sort of
  * keys, the stable sort of (key, input position) pairs, and the statistics, on float32
- * uniform in [-1, 1) (the job's local work per rank). The CPU time is the figure to read
+ * uniform in [-1, 1) (the job's local work per rank); the prefix sum of the same values as
+ * float64 (numpy.cumsum's case: bench/README.md has the command that times numpy's). The CPU time is the figure to read
  * on a machine shared with other work. Not a test; bench/README.md.
  *
  *   gpuprim_cpu_bench [N [REPS]]     (default N = 2^27, REPS = 3)
@@ -23,9 +24,10 @@ static double clock_s(clockid_t c)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-enum { OP_KEYS, OP_SORT, OP_PAIRS, OP_STATS, OP_N };
+enum { OP_KEYS, OP_SORT, OP_PAIRS, OP_STATS, OP_CUMSUM, OP_N };
 static const char *op_names[OP_N] = {"to_keys f32", "sort keys (4 B)",
-                                     "sort pairs, stable, values = positions", "stats f32"};
+                                     "sort pairs, stable, values = positions", "stats f32",
+                                     "cumsum f64 -> f64"};
 
 /* One timed run of op on a fresh copy of the input; 0 on success. */
 static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, double *wall,
@@ -35,6 +37,10 @@ static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, doub
     if (op == OP_SORT || op == OP_PAIRS) gp_cpu_keys(GP_F32, 0, 0, k, n);
     if (op == OP_PAIRS)
         for (int64_t i = 0; i < n; i++) v[i] = (uint64_t)i;
+    double *d = (double *)v; /* cumsum: the input as float64 in v, the output in k */
+    if (op == OP_CUMSUM)
+        for (int64_t i = 0; i < n; i++) d[i] = (double)in[i];
+    gp_scan_carry carry = gp_scan_carry_start(0);
     gp_stats st;
     const double w0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc = 0;
@@ -42,6 +48,7 @@ static int run_op(int op, const float *in, void *k, uint64_t *v, int64_t n, doub
     case OP_KEYS: rc = gp_cpu_keys(GP_F32, 0, 0, k, n); break;
     case OP_SORT: rc = gp_cpu_sort(4, k, NULL, n, 0); break;
     case OP_PAIRS: rc = gp_cpu_sort(4, k, v, n, 1); break;
+    case OP_CUMSUM: rc = gp_cpu_cumsum(GP_F64, d, n, &carry, k); break;
     default: rc = gp_cpu_stats(GP_F32, k, n, 0, &st); break;
     }
     *cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
@@ -58,7 +65,7 @@ int main(int argc, char **argv)
         return 2;
     }
     float *in = malloc((size_t)n * 4);
-    void *k = malloc((size_t)n * 4);
+    void *k = malloc((size_t)n * 8);
     uint64_t *v = malloc((size_t)n * 8);
     if (!in || !k || !v) {
         fprintf(stderr, "gpuprim_cpu_bench: cannot allocate %lld elements\n", (long long)n);

@@ -37,7 +37,8 @@ for dist in uniform sorted reversed; do
 import json, sys
 r = json.load(open(sys.argv[1]))
 t = r["times_ms"]
-s, x = t["local sort"], t["rank exchange"]
+# report version 2 keys (local_sort), or version 1's (local sort) in older reports
+s, x = t.get("local_sort", t.get("local sort")), t.get("rank_exchange", t.get("rank exchange"))
 steps = " ".join(f"{z['transport']}:{z['transfer_ms']:.1f}+{z['merge_ms']:.1f}"
                  for z in r["exchange_step_times"])
 whole = r["exchange_bytes_whole"]

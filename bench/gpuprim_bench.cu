@@ -17,6 +17,8 @@
  *   op_sort.cu        sort: sort_values, to_keys + sort_keys + from_keys, sort_keys alone vs
  *                     cub RadixSort / MergeSort, thrust::sort, the seed's bitonic sort and
  *                     CPU qsort; op_sort_pairs.cu: the same groups' sort_pairs rows;
+ *   op_scan.cu        scan: be->cumsum (look-back and reduce-then-scan) vs
+ *                     cub::DeviceScan::InclusiveSum, f32 -> f64, f64, i32 -> i64, u32 -> u64;
  *   op_hist.cu        hist: be->hist (numpy's rule, 1024 bins) vs
  *                     cub::DeviceHistogram::HistogramEven;
  *   op_select.cu      select: 3 quantiles by the radix select (be->radix_hist) vs a full
@@ -48,9 +50,10 @@ namespace gpb {
 
 /* ---- the operation table ---------------------------------------------------------------- */
 
-extern const Op OP_REDUCE, OP_TRAP, OP_SORT; /* op_reduce.cu, op_trap.cu, op_sort.cu */
-extern const Op OP_HIST, OP_SELECT;           /* op_hist.cu, op_select.cu */
-const Op *const OPS[] = {&OP_REDUCE, &OP_TRAP, &OP_SORT, &OP_HIST, &OP_SELECT};
+extern const Op OP_REDUCE, OP_TRAP, OP_SORT, OP_SCAN; /* op_reduce.cu, op_trap.cu, op_sort.cu,
+                                                        op_scan.cu */
+extern const Op OP_HIST, OP_SELECT;                   /* op_hist.cu, op_select.cu */
+const Op *const OPS[] = {&OP_REDUCE, &OP_TRAP, &OP_SORT, &OP_SCAN, &OP_HIST, &OP_SELECT};
 const int N_OPS = (int)(sizeof OPS / sizeof OPS[0]);
 
 namespace {
@@ -81,7 +84,7 @@ void usage(FILE *o)
         "  --seed S         data seed (default: from the clock; printed)\n"
         "  --ops LIST       any of %s (default all; the ceiling always runs)\n"
         "  --types LIST     any of f32,f64,u32,i32,i64,u64 (default all; i32, i64 and u64\n"
-        "                   run the reduce ops only)\n"
+        "                   run the reduce ops only, and i32 the scan too)\n"
         "  --time-limit S   soft limit: no new group starts after S seconds (default 600);\n"
         "                   the process is killed at S + 300 seconds (exit 124)\n"
         "exit: 0 ok, 1 validation or CUDA failure, 2 usage, 3 incomplete, 77 no GPU (SKIP)\n",

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """io_bench.py — gpuprim_mpi's file input and output against what the machine gives (P-process
 dd, h5py reads, pwrite) and against the short scripts users would write instead (h5py + numpy,
-h5py + torch), all on one file in one run. bench/README.md ("io_bench") explains every row.
+h5py + torch, h5py + cupy), all on one file in one run; each gpuprim_mpi run and each peer also
+as a whole process (its wall time beside its phases: start-up, imports and exit included).
+bench/README.md ("io_bench") explains every row.
 
-The driver needs only the Python standard library. Everything that needs h5py, numpy or torch
-runs in worker processes of this same file (`--worker SPEC`) under `--python`.
+The driver needs only the Python standard library. Everything that needs h5py, numpy, torch or
+cupy runs in worker processes of this same file (`--worker SPEC`) under `--python`.
 """
 
 import argparse
@@ -23,8 +25,9 @@ import time
 
 SELF = os.path.abspath(__file__)
 ITEMSIZE = {'f32': 4, 'f64': 8, 'i32': 4, 'i64': 8, 'u32': 4, 'u64': 8}
-GROUPS = ('dd', 'h5py', 'pwrite', 'gpuprim', 'numpy', 'torch', 'gzip', 'validate')
-ALIASES = {'limits': ('dd', 'h5py', 'pwrite'), 'peers': ('numpy', 'torch')}
+GROUPS = ('dd', 'h5py', 'pwrite', 'gpuprim', 'numpy', 'torch', 'cupy', 'gzip', 'validate')
+ALIASES = {'limits': ('dd', 'h5py', 'pwrite'), 'peers': ('numpy', 'torch', 'cupy')}
+GPU_PEERS = ('torch', 'cupy')
 PWRITE_PIECE = 1 << 30          # below Linux's 2 GiB - 4 KiB limit of one write call
 
 
@@ -124,6 +127,28 @@ def _torch_compute(torch, a):
     return st, out, dict(upload=up, download=down)
 
 
+def _cupy_compute(cp, a):
+    """The same with cupy on the GPU: upload, cupy statistics and cupy.sort, download."""
+    t = time.monotonic()
+    x = cp.asarray(a)
+    cp.cuda.Device().synchronize()
+    up = time.monotonic() - t
+    isn = cp.isnan(x) if x.dtype.kind == 'f' else None
+    nan = int(isn.sum().item()) if isn is not None else 0
+    b = x[~isn] if nan else x
+    s = cp.sum(b, dtype=cp.float64)
+    l2 = cp.sqrt(cp.sum(cp.square(b.astype(cp.float64))))
+    mn, mx = b.min(), b.max()
+    srt = cp.sort(x)
+    cp.cuda.Device().synchronize()
+    t = time.monotonic()
+    out = cp.asnumpy(srt)
+    down = time.monotonic() - t
+    st = dict(count=int(a.size), nan_count=nan, sum=s.item(), min=mn.item(), max=mx.item(),
+              mean=s.item() / b.size, l2_norm=l2.item())
+    return st, out, dict(upload=up, download=down)
+
+
 def _peer_check(np, h5py, s, ref, dataset):
     """Whether the sorted array equals gpuprim's --out dataset (every element)."""
     with h5py.File(ref, 'r') as f:
@@ -133,16 +158,25 @@ def _peer_check(np, h5py, s, ref, dataset):
 
 
 def w_peer(spec):
-    """The peer script: h5py read, statistics, sort (numpy or torch on the GPU), h5py write."""
+    """The peer script: h5py read, statistics, sort (numpy, or torch or cupy on the GPU), h5py
+    write. imports: the time of its imports; init: of the GPU library's CUDA context."""
+    t = time.monotonic()
     import h5py
     import numpy as np
-    torch, init = None, 0.0
+    gpu, init = None, 0.0
     if spec['kind'] == 'torch':
-        import torch
-        t = time.monotonic()
-        torch.zeros(1, device='cuda')
-        torch.cuda.synchronize()
-        init = time.monotonic() - t
+        import torch as gpu
+    elif spec['kind'] == 'cupy':
+        import cupy as gpu
+    imports = time.monotonic() - t
+    t = time.monotonic()
+    if spec['kind'] == 'torch':
+        gpu.zeros(1, device='cuda')
+        gpu.cuda.synchronize()
+    elif spec['kind'] == 'cupy':
+        gpu.zeros(1)
+        gpu.cuda.Device().synchronize()
+    init = time.monotonic() - t if gpu else 0.0
     _ready()
     t0 = time.monotonic()
     with h5py.File(spec['file'], 'r') as f:
@@ -151,14 +185,16 @@ def w_peer(spec):
         a = a.astype(a.dtype.newbyteorder('='))
     a = a.reshape(-1)
     t1 = time.monotonic()
-    st, srt, sub = _np_compute(np, a) if torch is None else _torch_compute(torch, a)
+    compute = {'numpy': lambda: _np_compute(np, a), 'torch': lambda: _torch_compute(gpu, a),
+               'cupy': lambda: _cupy_compute(gpu, a)}[spec['kind']]
+    st, srt, sub = compute()
     t2 = time.monotonic()
     with h5py.File(spec['out'], 'w') as g:
         g.create_dataset(spec['dataset'], data=srt)
     t3 = time.monotonic()
     check = _peer_check(np, h5py, srt, spec['ref'], spec['dataset']) if spec.get('ref') else None
     _answer(t0=t0, t1=t3, read=t1 - t0, compute=t2 - t1, write=t3 - t2, total=t3 - t0,
-            init=init, stats=st, sub=sub, check=check)
+            imports=imports, init=init, stats=st, sub=sub, check=check)
 
 
 def w_gzip(spec):
@@ -457,6 +493,8 @@ def gp_once(ctx, P, path, out):
     wall, _, _ = run_cmd(cmd, ctx.args.timeout, name='gpuprim_mpi at P=%d' % P)
     with open(jp) as f:
         rep = json.load(f)
+    # report version 2: non-finite numbers are null, named in non_finite with their text
+    rep.update({k: float(v) for k, v in rep.get('non_finite', {}).items()})
     rmf(jp)
     if out and rep.get('sorted_verified') is not True:
         raise BenchError('gpuprim_mpi at P=%d: the sort was not verified' % P)
@@ -464,19 +502,24 @@ def gp_once(ctx, P, path, out):
 
 
 def gp_phases(t, wall):
-    """read = the read phase and the upload (data in); write; compute = the rest of total."""
+    """read = the read phase and the upload (data in); write; compute = the rest of total;
+    startup and teardown (the report's rows outside the job; None from a gpuprim_mpi without
+    them); outside = the whole mpirun's wall time less total."""
     read = sum(v for k, v in t.items() if k.startswith('read') or k == 'upload')
     write = sum(v for k, v in t.items() if k.startswith('write'))
     return dict(read=read, compute=t['total'] - read - write, write=write, total=t['total'],
-                wall=wall)
+                wall=wall, outside=wall - t['total'], startup=t.get('startup'),
+                teardown=t.get('teardown'))
 
 
 def gp_row(what, P, nbytes, samples, rep, sort):
     per = [gp_phases(t, w) for t, w in samples]
     row = dict(what=what, P=P, bytes=nbytes, reps=len(per), backend=rep.get('backend'))
-    for k in ('read', 'compute') + (('write',) if sort else ()) + ('total', 'wall'):
-        vals = [p[k] for p in per]
-        row[k], row[k + '_min'] = statistics.median(vals), min(vals)
+    for k in ('read', 'compute') + (('write',) if sort else ()) + ('total', 'wall', 'outside',
+                                                                   'startup', 'teardown'):
+        vals = [p[k] for p in per if p[k] is not None]
+        if vals:
+            row[k], row[k + '_min'] = statistics.median(vals), min(vals)
     row['GBps'] = nbytes / row['read'] / 1e9 if row['read'] > 0 else None
     row['check'] = 'ok'
     row['phases'] = {k: statistics.median([t[k] for t, _ in samples]) for k in samples[0][0]}
@@ -519,16 +562,18 @@ def gpuprim_group(ctx):
 
 # =================================== driver: the peers ===================================
 
-def torch_missing(ctx):
-    """Why the h5py + torch peer cannot run here, or None."""
-    if ctx.info['kind'] == 'u':
+def gpu_peer_missing(ctx, kind):
+    """Why the h5py + torch (or + cupy) peer cannot run here, or None."""
+    if kind == 'torch' and ctx.info['kind'] == 'u':
         return 'torch_sorts_no_unsigned_types'
-    code = 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)'
+    code = {'torch': 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)',
+            'cupy': 'import sys, cupy; sys.exit(0 if cupy.cuda.runtime.getDeviceCount() > 0 '
+                    'else 3)'}[kind]
     r = subprocess.run([ctx.python, '-c', code], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
     if r.returncode == 3:
-        return 'no_CUDA_GPU_visible_to_torch'
-    return None if r.returncode == 0 else 'no_torch_in_' + ctx.python
+        return 'no_CUDA_GPU_visible_to_' + kind
+    return None if r.returncode == 0 else 'no_%s_in_%s' % (kind, ctx.python)
 
 
 def _same(a, b):
@@ -561,7 +606,7 @@ def peer_check(ctx, ans):
 
 def peer_group(ctx, kind):
     what = 'peer_' + kind
-    why = torch_missing(ctx) if kind == 'torch' else None
+    why = gpu_peer_missing(ctx, kind) if kind in GPU_PEERS else None
     if why:
         emit(ctx, dict(what=what, P=1, check='skipped', reason=why))
         return
@@ -574,6 +619,7 @@ def peer_group(ctx, kind):
             t = time.monotonic()
             (ans,), _, _ = run_workers(ctx, [spec])
             ans['wall'] = time.monotonic() - t
+            ans['outside'] = ans['wall'] - ans['total']
             rmf(out)
             if check is None:
                 check = peer_check(ctx, ans)
@@ -582,7 +628,8 @@ def peer_group(ctx, kind):
         fail(ctx, what, 1, e)
         return
     row = dict(what=what, P=1, bytes=ctx.nbytes, reps=len(per))
-    keys = ('read', 'compute', 'write', 'total', 'wall') + (('init',) if kind == 'torch' else ())
+    keys = ('read', 'compute', 'write', 'total', 'wall', 'outside', 'imports')
+    keys += ('init',) if kind in GPU_PEERS else ()
     for k in keys:
         vals = [p[k] for p in per]
         row[k], row[k + '_min'] = statistics.median(vals), min(vals)
@@ -636,8 +683,10 @@ MEANING = {
     'write_vs_pwrite': 'gpuprim write time / P-process pwrite time',
     'job_vs_numpy': 'h5py+numpy total / gpuprim total: times faster',
     'job_vs_torch': 'h5py+torch total / gpuprim total: times faster',
+    'job_vs_cupy': 'h5py+cupy total / gpuprim total: times faster',
     'wall_vs_numpy': 'h5py+numpy process wall / gpuprim mpirun wall: times faster',
     'wall_vs_torch': 'h5py+torch process wall / gpuprim mpirun wall: times faster',
+    'wall_vs_cupy': 'h5py+cupy process wall / gpuprim mpirun wall: times faster',
     'read_s': 'gpuprim read+upload, seconds',
     'write_s': 'gpuprim write, seconds',
     'total_s': 'gpuprim total, seconds',
@@ -691,8 +740,10 @@ def ratios(ctx):
                  ('write_vs_pwrite', 'pwrite', lambda o: g['write'] / o['seconds']),
                  ('job_vs_numpy', 'peer_numpy', lambda o: o['total'] / g['total']),
                  ('job_vs_torch', 'peer_torch', lambda o: o['total'] / g['total']),
+                 ('job_vs_cupy', 'peer_cupy', lambda o: o['total'] / g['total']),
                  ('wall_vs_numpy', 'peer_numpy', lambda o: o['wall'] / g['wall']),
-                 ('wall_vs_torch', 'peer_torch', lambda o: o['wall'] / g['wall'])]
+                 ('wall_vs_torch', 'peer_torch', lambda o: o['wall'] / g['wall']),
+                 ('wall_vs_cupy', 'peer_cupy', lambda o: o['wall'] / g['wall'])]
         for name, other, f in pairs:
             o = find(ctx, other, 1 if other.startswith('peer') else P)
             if o:
@@ -717,6 +768,7 @@ LABELS = [('dd', 'dd of 1/P of the file, P processes'),
           ('gpuprim', 'gpuprim_mpi --out'),
           ('peer_numpy', 'peer: h5py + numpy'),
           ('peer_torch', 'peer: h5py + torch (GPU)'),
+          ('peer_cupy', 'peer: h5py + cupy (GPU)'),
           ('gzip_h5py_read', 'gzip input: h5py read, P procs'),
           ('gzip_gpuprim_read', 'gzip input: gpuprim --no-sort')]
 
@@ -727,17 +779,18 @@ def cell(v):
 
 def table(ctx):
     print('\nio_bench: median of the repetitions, seconds (GB/s: the bytes read or written '
-          '/ that time)')
-    print('%-34s %3s %9s %9s %9s %9s %9s %9s  %s' % ('row', 'P', 'read', 'compute', 'write',
-                                                    'total', 'wall', 'GB/s', 'check'))
+          '/ that time; wall: the whole process, outside = wall - total)')
+    print('%-34s %3s %9s %9s %9s %9s %9s %9s %9s  %s' % ('row', 'P', 'read', 'compute', 'write',
+                                                        'total', 'wall', 'outside', 'GB/s',
+                                                        'check'))
     for what, label in LABELS:
         for r in (r for r in ctx.rows if r.get('what') == what):
             if what in ('dd', 'h5py_read', 'gzip_h5py_read'):
-                c = [r.get('seconds'), None, None, None, None]
+                c = [r.get('seconds'), None, None, None, None, None]
             elif what == 'pwrite':
-                c = [None, None, r.get('seconds'), None, None]
+                c = [None, None, r.get('seconds'), None, None, None]
             else:
-                c = [r.get(k) for k in ('read', 'compute', 'write', 'total', 'wall')]
+                c = [r.get(k) for k in ('read', 'compute', 'write', 'total', 'wall', 'outside')]
             chk = r.get('check', '') + (' ' + r['reason'] if r.get('reason') else '')
             print('%-34s %3s %s %s  %s' % (label, r.get('P', ''), ' '.join(cell(v) for v in c),
                                            cell(r.get('GBps')), chk or ''))
@@ -780,11 +833,12 @@ def machine(ctx):
                    cuda_backend=next((v.split(':')[1].strip() for v in ver
                                       if v.startswith('CUDA backend')), '?'),
                    bin=os.path.dirname(ctx.gp_mpi)))
-    code = ('import h5py, numpy\ntry:\n import torch; t = torch.__version__\nexcept Exception:\n'
-            ' t = "none"\nprint(h5py.__version__, numpy.__version__, t)')
-    v = (_first([ctx.python, '-c', code]) or '? ? ?').split()
+    code = ('import h5py, numpy\ndef v(m):\n try:\n  return __import__(m).__version__\n'
+            ' except Exception:\n  return "none"\n'
+            'print(h5py.__version__, numpy.__version__, v("torch"), v("cupy"))')
+    v = (_first([ctx.python, '-c', code]) or '? ? ? ?').split()
     emit(ctx, dict(what='run', date=time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()),
-                   python=ctx.python, h5py=v[0], numpy=v[1], torch=v[2],
+                   python=ctx.python, h5py=v[0], numpy=v[1], torch=v[2], cupy=v[3],
                    mpirun=' '.join(ctx.mpirun), backend=ctx.args.backend or 'auto',
                    load=os.getloadavg()[0], work=ctx.work))
 
@@ -859,7 +913,8 @@ def parse_args(argv):
     cores = len(os.sched_getaffinity(0))
     gz = sorted(set([1 << k for k in range(cores.bit_length()) if 1 << k <= cores] + [cores]))
     p = argparse.ArgumentParser(description='gpuprim_mpi I/O against the limits (dd, h5py, '
-                                'pwrite) and the peers (h5py + numpy / torch); bench/README.md')
+                                'pwrite) and the peers (h5py + numpy / torch / cupy); '
+                                'bench/README.md')
     p.add_argument('--bin', default=os.path.join(repo, 'build'),
                    help='folder of gpuprim_mpi and gpuprim_gen (default: REPO/build)')
     p.add_argument('--mpirun', default='sh ' + os.path.join(repo, 'tests', 'mpirun.sh'),
@@ -873,7 +928,7 @@ def parse_args(argv):
     p.add_argument('--reps', type=count, help='repetitions of each row (3)')
     p.add_argument('--peer-reps', type=count, default=1,
                    help='repetitions of the peers (1: they are slow)')
-    p.add_argument('--python', help='python with h5py and numpy (torch optional) for the '
+    p.add_argument('--python', help='python with h5py and numpy (torch, cupy optional) for the '
                    'peers and the workers (default: the first of $GPUPRIM_PYTHON, this one, '
                    '/usr/bin/python3, python3 that has h5py and numpy)')
     p.add_argument('--skip', default='', help='comma-separated groups to leave out: ' +
@@ -930,7 +985,7 @@ def run_groups(ctx):
     limits(ctx)
     if 'gpuprim' not in ctx.skip:
         gpuprim_group(ctx)
-    for kind in ('numpy', 'torch'):
+    for kind in ('numpy',) + GPU_PEERS:
         if kind not in ctx.skip:
             peer_group(ctx, kind)
     if ctx.ref:

@@ -20,7 +20,9 @@ for f in sorted(glob.glob(os.path.join(d, "*_P*.json"))):
 fig, ax = plt.subplots(figsize=(9, 4.5))
 bottom = [0.0] * len(runs)
 for ph in phases:
-    vals = [r["times_ms"][ph] / 1e3 for _, r in runs]
+    # report version 2 keys (local_sort), or version 1's (local sort) in older reports
+    vals = [r["times_ms"].get(ph.replace(" ", "_"), r["times_ms"].get(ph, 0.0)) / 1e3
+            for _, r in runs]
     ax.bar(range(len(runs)), vals, bottom=bottom, label=ph)
     bottom = [b + v for b, v in zip(bottom, vals)]
 ax.set_xticks(range(len(runs)))

@@ -6,6 +6,7 @@
 #       the imported target gpuprim::gpuprim with its MPI, HDF5, threads (and, in a CUDA
 #       build, CUDA::cudart_static) usage requirements found again through find_dependency
 #   lib/pkgconfig/gpuprim.pc: cc app.c $(pkg-config --cflags --libs gpuprim)
+#   share/man/man1/gpuprim_mpi.1, gpuprim_gen.1: the man pages (roff sources in docs/man/)
 # Included from the top-level CMakeLists.txt after the targets are defined.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -26,6 +27,11 @@ install(FILES
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/kernels.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gpuprim)
 install(EXPORT gpuprimTargets NAMESPACE gpuprim:: DESTINATION ${GPUPRIM_CMAKE_DIR})
+# the man pages: roff written by hand beside docs/gpuprim_mpi.md (tests/cli_output.py keeps
+# the two and --help in step), so installing them needs no tool
+install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/gpuprim_mpi.1
+              ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/gpuprim_gen.1
+        DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 # ---- CMake package -------------------------------------------------------------------
 # where this build found the CUDA toolkit: a hint for consumers' find_dependency(CUDAToolkit)

@@ -11,6 +11,12 @@ static herr_t why_cb(unsigned n, const H5E_error2_t *err, void *data)
     h5why *w = data;
     (void)n;
     if (err->min_num == H5E_NOTFOUND) w->notfound = 1;
+    /* what a reader sees of a file whose writer has not flushed or closed it (h5py "w"
+     * mode; tests/e2e_badinput.py makes one), or of a copy still in progress */
+    if (err->min_num == H5E_TRUNCATED ||
+        (err->maj_num == H5E_OHDR && err->min_num == H5E_VERSION) ||
+        (err->desc && strstr(err->desc, "already open for write")))
+        w->writing = 1;
     if (!w->have && err->desc && err->desc[0]) {
         /* plugin-path noise sits under the useful H5Z entry ("required filter ...") */
         int plugin = err->maj_num == H5E_PLUGIN;
@@ -27,6 +33,13 @@ h5why gp_h5io_reason(void)
     if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, why_cb, &w) < 0 || !w.desc[0])
         snprintf(w.desc, sizeof w.desc, "unknown HDF5 error");
     return w;
+}
+
+const char *gp_h5io_writing_hint(const h5why *w)
+{
+    return w->writing ? "; another program may still be writing or copying it: read it once "
+                        "the writer has closed it"
+                      : "";
 }
 
 /* This process's test hooks (gp_h5_set_faults): the program decides them, io/ only obeys. */

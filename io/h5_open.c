@@ -4,6 +4,7 @@
  * (Open MPI's shared-file-pointer component, glibc's thresholds for HDF5's filter buffers). */
 #define _POSIX_C_SOURCE 200809L
 #include "h5io_internal.h"
+#include "gp_suggest.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -66,6 +67,25 @@ static int dangling_link(hid_t fid, const char *file, const char *path, gp_err *
     return 0;
 }
 
+static void near_datasets(hid_t fid, const char *path, char *hint, size_t len);
+
+/* After H5Oopen of `path` failed (HDF5's error stack as it left it): why, into e: a link
+ * on the way whose target is missing, no such object (with the nearest datasets), or
+ * HDF5's reason (with the likely cause of a file still being written). */
+static void not_opened(hid_t fid, const char *file, const char *path, gp_err *e)
+{
+    const h5why w = gp_h5io_reason();
+    if (dangling_link(fid, file, path, e)) return;
+    if (w.notfound) {
+        char hint[600];
+        near_datasets(fid, path, hint, sizeof hint);
+        fail(e, GP_IO_EDATASET, "%s: %s: no such dataset%s", file, path, hint);
+    } else {
+        fail(e, GP_IO_EDATASET, "%s: %s: cannot open (%s)%s", file, path, w.desc,
+             gp_h5io_writing_hint(&w));
+    }
+}
+
 void gp_h5io_ds_open(hid_t fid, const char *file, const char *path, dsinfo *d, gp_err *e)
 {
     char why[256];
@@ -75,12 +95,7 @@ void gp_h5io_ds_open(hid_t fid, const char *file, const char *path, dsinfo *d, g
 
     hid_t obj = H5Oopen(fid, path, H5P_DEFAULT);
     if (obj < 0) {
-        h5why w = gp_h5io_reason();
-        if (dangling_link(fid, file, path, e)) return;
-        if (w.notfound)
-            fail(e, GP_IO_EDATASET, "%s: %s: no such dataset", file, path);
-        else
-            fail(e, GP_IO_EDATASET, "%s: %s: cannot open (%s)", file, path, w.desc);
+        not_opened(fid, file, path, e);
         return;
     }
     H5I_type_t it = H5Iget_type(obj);
@@ -157,6 +172,7 @@ typedef struct cands {
     char first[GP_H5_PATHLEN];
     char list[1400];
     size_t len;
+    gp_suggest *near;      /* when set, every candidate is offered to it too */
 } cands;
 
 /* H5Ovisit2's callback: counts the numeric array datasets of the file in op (a cands), the
@@ -190,6 +206,7 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
         snprintf(p, sizeof p, "(a path of %zu bytes)", plen);
         if (c->count == 0) c->first_too_long = plen;
     }
+    if (c->near) gp_suggest_add(c->near, p);
     if (c->count++ == 0) snprintf(c->first, sizeof c->first, "%s", p);
     size_t need = strlen(p) + 2;
     if (c->truncated || c->len + need + 8 >= sizeof c->list) {
@@ -199,6 +216,34 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
     c->len += (size_t)snprintf(c->list + c->len, sizeof c->list - c->len, "%s%s",
                                c->len ? ", " : "", p);
     return 0;
+}
+
+/* After `path` was not found in fid: " (did you mean /grid/temp?)" with the file's numeric
+ * datasets nearest to it (gp_suggest.h), else " (numeric datasets in the file: /a, /b)"
+ * when there are at most 4, " (the file has no numeric dataset)" when there are none, or
+ * "" (more, none near, or the listing failed) into hint. Local: every rank visits the same
+ * metadata, as find_numeric does. */
+static void near_datasets(hid_t fid, const char *path, char *hint, size_t len)
+{
+    cands *c = calloc(1, sizeof *c);
+    gp_suggest *sg = malloc(sizeof *sg);
+    hint[0] = '\0';
+    if (c && sg) {
+        gp_suggest_start(sg, path, GP_SUGGEST_PATH);
+        c->near = sg;
+        char text[560];
+        const herr_t st = H5Ovisit2(fid, H5_INDEX_NAME, H5_ITER_INC, visit_cb, c, H5O_INFO_BASIC);
+        if (st < 0 || c->err) { /* no hint */
+        } else if (gp_suggest_text(sg, "", text, sizeof text)[0]) {
+            snprintf(hint, len, " (%s)", text);
+        } else if (c->count == 0) {
+            snprintf(hint, len, " (the file has no numeric dataset)");
+        } else if (c->count <= 4 && !c->truncated) {
+            snprintf(hint, len, " (numeric datasets in the file: %.500s)", c->list);
+        }
+    }
+    free(sg);
+    free(c);
 }
 
 /* ---- the file -------------------------------------------------------------------------- */
@@ -298,9 +343,11 @@ static int open_file(MPI_Comm comm, const char *file, gp_h5_input *in, gp_err *e
              in->io == GP_IO_MPIIO ? "MPI-IO" : "POSIX", gp_h5io_reason().desc);
     } else {
         in->fid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
-        if (in->fid < 0)
-            fail(e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
-                 file, gp_h5io_reason().desc);
+        if (in->fid < 0) {
+            const h5why w = gp_h5io_reason();
+            fail(e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)%s",
+                 file, w.desc, gp_h5io_writing_hint(&w));
+        }
     }
     if (fapl >= 0 && H5Pclose(fapl) < 0)
         fail(e, GP_IO_EOPEN, "%s: cannot open: H5Pclose failed", file);
@@ -318,9 +365,11 @@ static void find_numeric(hid_t fid, const char *file, char *path, gp_err *e)
         return;
     }
     herr_t st = H5Ovisit2(fid, H5_INDEX_NAME, H5_ITER_INC, visit_cb, c, H5O_INFO_BASIC);
-    if (st < 0 || c->err)
-        fail(e, GP_IO_EDATASET, "%s: cannot list the datasets (%s)", file,
-             gp_h5io_reason().desc);
+    if (st < 0 || c->err) {
+        const h5why w = gp_h5io_reason();
+        fail(e, GP_IO_EDATASET, "%s: cannot list the datasets (%s)%s", file, w.desc,
+             gp_h5io_writing_hint(&w));
+    }
     else if (c->count == 0)
         fail(e, GP_IO_EDATASET, "%s: no numeric dataset in the file", file);
     else if (c->count > 1)

@@ -81,11 +81,18 @@ typedef struct h5why {
     char desc[512];
     int have;      /* desc holds a non-plugin entry */
     int notfound;  /* some entry has minor H5E_NOTFOUND */
+    int writing;   /* the stack looks like a file another program is still writing: a
+                      truncated file, an object header not on disk yet (bad version
+                      number), the superblock's "already open for write" flags */
 } h5why;
 
 /* The most useful description on the current error stack (innermost first). Call right
  * after the failing HDF5 call: the next API call clears the stack. */
 h5why gp_h5io_reason(void);
+
+/* "; another program may still be writing or copying it: ..." when w->writing, else "":
+ * the likely cause, for the messages of a file that cannot be opened or listed. */
+const char *gp_h5io_writing_hint(const h5why *w);
 
 /* This process's test hooks (gp_h5_set_faults): the program decides them, io/ only obeys. */
 const gp_h5_faults *gp_h5io_faults(void);

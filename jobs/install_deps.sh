@@ -1,11 +1,12 @@
 #!/bin/sh
 # install_deps.sh — installs what gpuprim needs to build and test on Debian/Ubuntu:
 # a C compiler, CMake, Open MPI and parallel HDF5 from the distribution, liblzf (for h5py's
-# LZF files; the build goes on without it), and h5py/numpy for the tests. Installs only what
-# is missing; uses sudo when not root. (nvcc is optional: a CUDA toolkit found on PATH or in
-# /usr/local/cuda enables the GPU backend.)
+# LZF files; the build goes on without it), and h5py/numpy (and scipy, the reference of the
+# cumulative trapezoid rule) for the tests. Installs only what is missing; uses sudo when not
+# root. (nvcc is optional: a CUDA toolkit found on PATH or in /usr/local/cuda enables the GPU
+# backend.)
 set -eu
-pkgs="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev liblzf-dev python3-h5py python3-numpy"
+pkgs="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev liblzf-dev python3-h5py python3-numpy python3-scipy"
 missing=""
 for p in $pkgs; do
   dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

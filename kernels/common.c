@@ -381,6 +381,19 @@ double gp_stats_int_trap_bracket(gp_dtype t, const gp_stats *s)
     return neg ? -m : m;
 }
 
+/* ---- prefix scans --------------------------------------------------------------------- */
+
+gp_scan_carry gp_scan_carry_start(int64_t index)
+{
+    gp_scan_carry c;
+    memset(&c, 0, sizeof c);
+    c.hi = -0.0; /* the identity of IEEE addition: -0.0 + x is x, also for x = -0.0 */
+    c.lo = -0.0;
+    c.index = index;
+    c.overflow = -1;
+    return c;
+}
+
 /* ---- built-in integrands ------------------------------------------------------------- */
 
 static const char *const func_names[GP_NFUNCS] = {"x2", "sin", "exp", "gauss"};

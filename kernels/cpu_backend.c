@@ -9,6 +9,7 @@
  *   cpu_stats_ref.c   the statistics' frozen plain loops and summation order;
  *   cpu_stats_avx2.c  the same statistics, bit for bit, with AVX2 where the CPU has it;
  *   cpu_trap.c        the trapezoid rules;     cpu_exact_sum.c  the exact sums;
+ *   cpu_scan.c        the prefix scans;
  *   cpu_keys.c        the order-key maps;      cpu_sort.c       the radix sort;
  *   cpu_merge.c       merge-split and merge path;
  *   cpu_hist.c        numpy's histogram rule;  cpu_select.c     radix select, runs;
@@ -108,6 +109,9 @@ static const gp_backend cpu_backend = {
     .trap_x = gp_cpu_trap_x,
     .trap_fn = gp_cpu_trap_fn,
     .exact_sum = gp_cpu_exact_sum,
+    /* prefix scans */
+    .cumsum = gp_cpu_cumsum,
+    .cumint = gp_cpu_cumint,
     /* sort and keys */
     .to_keys = cpu_to_keys,
     .from_keys = cpu_from_keys,

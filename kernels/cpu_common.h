@@ -1,7 +1,8 @@
 /* cpu_common.h — what every file of the CPU backend uses (kernels/cpu_common.c): the failure
- * record behind its last_error(), the overlap test of byte ranges, and the loads and stores
- * of 4- and 8-byte keys at any alignment. The lowest room of the CPU backend: cpu_common.c
- * calls none of the other cpu_*.c files, and every one of them may call it. Private to
+ * record behind its last_error(), the overlap test of byte ranges, the samples of any type as
+ * doubles, and the loads and stores of 4- and 8-byte keys at any alignment. The lowest room
+ * of the CPU backend: cpu_common.c calls none of the other cpu_*.c files, and every one of
+ * them may call it. Private to
  * kernels/ (not installed; the tests use cpu_twins.h).
  *
  * Threading: like the rest of the CPU backend, one calling thread per process.
@@ -31,6 +32,10 @@ int gp_cpu_fail(int code, const char *func, const char *file, int line, const ch
 
 /* 1 when the byte ranges [a, a+na) and [b, b+nb) overlap (both non-empty, neither NULL). */
 int gp_cpu_ranges_overlap(const void *a, size_t na, const void *b, size_t nb);
+
+/* dst[j] = (double)y[i0 + j] for j in [0, cnt): elements of type t (any of the six) at any
+ * alignment, converted as (double)value (the trapezoid rules' and the scans' samples). */
+void gp_cpu_load_doubles(gp_dtype t, const void *y, int64_t i0, int64_t cnt, double *dst);
 
 /* A helper that every loop instance inlines (the element width and flags its constants). */
 #if defined(__GNUC__)

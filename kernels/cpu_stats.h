@@ -11,42 +11,9 @@
 
 #include "gpuprim/kernels.h"
 
-/* Terms per chunk of the summation order. */
-#define GP_CPU_CHUNK 4096
-
-/* ---- deterministic pairwise combination of chunk sums --------------------------------- */
-
-/* A binary-counter stack of partial sums; level[k] = log2 of the chunks covered by v[k].
- * 64 levels cover 2^64 chunks, more than any int64_t count. */
-typedef struct psum {
-    double v[64];
-    int level[64];
-    int top;
-} psum;
-
-static inline void psum_init(psum *p) { p->top = 0; }
-
-/* Appends the sum of the next chunk (see cpu_stats_ref.c's file comment for the order). */
-static inline void psum_push(psum *p, double x)
-{
-    int lvl = 0;
-    while (p->top > 0 && p->level[p->top - 1] == lvl) {
-        x = p->v[--p->top] + x; /* older + newer */
-        lvl++;
-    }
-    p->v[p->top] = x;
-    p->level[p->top] = lvl;
-    p->top++;
-}
-
-/* The total: remaining partials added from the newest to the oldest; +0.0 when empty. */
-static inline double psum_total(const psum *p)
-{
-    if (p->top == 0) return 0.0;
-    double s = p->v[p->top - 1];
-    for (int k = p->top - 2; k >= 0; k--) s = p->v[k] + s;
-    return s;
-}
+/* GP_CPU_CHUNK and the deterministic pairwise combination of chunk sums (psum), shared with
+ * the function job's slices (src/fnslice.c) */
+#include "psum.h"
 
 /* ---- the running state of a statistics pass -------------------------------------------- */
 

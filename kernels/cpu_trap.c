@@ -7,31 +7,6 @@
 #include "cpu_stats.h"
 #include "cpu_twins.h"
 
-#include <string.h>
-
-/* dst[j] = (double)y[i0 + j] for j in [0, cnt), switching on the type once. */
-static void load_doubles(gp_dtype t, const void *y, int64_t i0, int64_t cnt, double *dst)
-{
-    const unsigned char *p = (const unsigned char *)y + (size_t)i0 * gp_dtype_size(t);
-#define LOAD_AS(CT)                                                                         \
-    for (int64_t j = 0; j < cnt; j++) {                                                     \
-        CT v;                                                                               \
-        memcpy(&v, p + (size_t)j * sizeof(CT), sizeof(CT));                                 \
-        dst[j] = (double)v;                                                                 \
-    }                                                                                       \
-    break;
-    switch (t) {
-    case GP_F32: LOAD_AS(float)
-    case GP_F64: LOAD_AS(double)
-    case GP_I32: LOAD_AS(int32_t)
-    case GP_I64: LOAD_AS(int64_t)
-    case GP_U32: LOAD_AS(uint32_t)
-    case GP_U64: LOAD_AS(uint64_t)
-    default: break;
-    }
-#undef LOAD_AS
-}
-
 /* Trapezoid rule over non-uniform samples — the CPU twin of gp_backend.trap_x.
  *
  * t: type of y; y: n elements of type t; x: n float64 coordinates (host memory; either may
@@ -65,7 +40,7 @@ int gp_cpu_trap_x(gp_dtype t, const void *y, const double *x, int64_t n, gp_stat
     const int64_t nterms = n - 1;
     for (int64_t c = 0; c < nterms; c += GP_CPU_CHUNK) {
         const int64_t len = (nterms - c > GP_CPU_CHUNK) ? GP_CPU_CHUNK : nterms - c;
-        load_doubles(t, y, c, len + 1, yb);
+        gp_cpu_load_doubles(t, y, c, len + 1, yb);
         double l[4] = {0.0, 0.0, 0.0, 0.0};
         for (int64_t j = 0; j < len; j++)
             l[j & 3] += (x[c + j + 1] - x[c + j]) * (yb[j] + yb[j + 1]) * 0.5;

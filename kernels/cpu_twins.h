@@ -63,6 +63,10 @@ int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_
                              void *out_keys, uint64_t *out_vals, int64_t *nout);
 int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc);
+/* Prefix scans (kernels/cpu_scan.c): gp_backend.cumsum and cumint. */
+int gp_cpu_cumsum(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
+int gp_cpu_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t n,
+                  gp_scan_carry *carry, double *out);
 /* The histograms and the selection (kernels/cpu_hist.c, cpu_select.c; their records and
  * rules: gpuprim/dist.h). */
 int gp_cpu_hist(const struct gp_hist_spec *spec, const void *y, int64_t n, int64_t *counts);

@@ -2,13 +2,15 @@
  * transfers, the error buffer and the cached device properties. The kernels live in
  * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (key maps of either order, the
  * sorts with or without values, merge-split, merge_path), cuda_exact_sum.cu (exact
- * sums), cuda_hist.cu (hist, finite_range) and cuda_select.cu (radix_hist, runs), the sort
- * engine in cuda_bitonic.cuh. Memory, transfers, the device-to-device copy and the
- * inter-process mappings (cudaIpc*) of the rank exchange are here.
+ * sums), cuda_scan.cu (prefix scans), cuda_hist.cu (hist, finite_range) and cuda_select.cu
+ * (radix_hist, runs), the sort engine in cuda_bitonic.cuh. Memory, transfers, the
+ * device-to-device copy and the inter-process mappings (cudaIpc*) of the rank exchange are
+ * here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda().
  */
+#include "cuda_init.h"
 #include "cuda_internal.cuh"
 #include "backend_table.h"
 #include "tuning.h"
@@ -331,6 +333,9 @@ static constexpr gp_backend cuda_table()
     t.trap_x = gp_cuda_trap_x;
     t.trap_fn = gp_cuda_trap_fn;
     t.exact_sum = gp_cuda_exact_sum;
+    /* prefix scans */
+    t.cumsum = gp_cuda_cumsum;
+    t.cumint = gp_cuda_cumint;
     /* sort and keys */
     t.to_keys = gp_cuda_to_keys;
     t.from_keys = gp_cuda_from_keys;
@@ -463,4 +468,44 @@ extern "C" int gp_cuda_device_info(int device, char *name, size_t namelen, char 
         snprintf(busid, buslen, "%s", b);
     }
     return GP_OK;
+}
+
+/* ---- the program's start and end (cuda_init.h) ---------------------------------------- */
+
+/* cudaSetDevice + cudaFree(0): the primary context, with every kernel when the modules load
+ * eagerly. The reason of a failure goes to why only: the backend's error buffer belongs to
+ * the thread that uses the backend, and this may run on another. */
+extern "C" int gp_cuda_prepare(int device, char *why, size_t whylen)
+{
+    const char *call = "cudaSetDevice";
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) {
+        call = "cudaFree(0)";
+        e = cudaFree(0);
+    }
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    if (why && whylen > 0)
+        snprintf(why, whylen, "cannot initialise CUDA device %d: %s: %s", device, call,
+                 cudaGetErrorString(e));
+    return -1;
+}
+
+extern "C" int gp_cuda_release(int device)
+{
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess) e = cudaDeviceReset();
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return -1;
+}
+
+extern "C" int gp_cuda_teardown(void)
+{
+    int device = -1;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e == cudaSuccess) e = cudaDeviceReset();
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return -1;
 }

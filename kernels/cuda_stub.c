@@ -1,6 +1,8 @@
-/* cuda_stub.c — the CUDA entry points of gpuprim/kernels.h for a build without a CUDA compiler.
+/* cuda_stub.c — the CUDA entry points of gpuprim/kernels.h and cuda_init.h for a build without
+ * a CUDA compiler.
  * Compiled instead of the kernels/ .cu files; every query answers "no CUDA". */
 #include "backend_table.h"
+#include "cuda_init.h"
 #include "gpuprim/kernels.h"
 
 #include <stdio.h>
@@ -31,3 +33,18 @@ int gp_cuda_device_info(int device, char *name, size_t namelen, char *busid, siz
 
 /* No CUDA table in this build (backend_table.h): always NULL. */
 const gp_backend *gp_backend_cuda_table(void) { return NULL; }
+
+/* No CUDA in this build (cuda_init.h): no context to make, release or destroy; -1 each, and
+ * gp_cuda_prepare writes the reason into why when given. */
+int gp_cuda_prepare(int device, char *why, size_t whylen)
+{
+    return gp_backend_cuda(device, why, whylen) ? 0 : -1;
+}
+
+int gp_cuda_release(int device)
+{
+    (void)device;
+    return -1;
+}
+
+int gp_cuda_teardown(void) { return -1; }

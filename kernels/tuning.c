@@ -19,6 +19,7 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->sort_wide, "GPUPRIM_SORT_WIDE"},
         {&e->sort_wide_from, "GPUPRIM_SORT_WIDE_FROM"},
         {&e->stats_unroll, "GPUPRIM_STATS_UNROLL"},
+        {&e->scan_algo, "GPUPRIM_SCAN_ALGO"},
         {&e->mem_limit, "GPUPRIM_DEVICE_MEM_LIMIT"},
         {&e->xchg_piece, "GPUPRIM_EXCHANGE_PIECE_BYTES"},
         {&e->xchg_stage, "GPUPRIM_EXCHANGE_STAGE"},
@@ -103,6 +104,10 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
     t->sort_wide_from = (int)(wide_from > 64 ? 64 : wide_from);
     const int64_t unroll = positive(e->stats_unroll, 8);
     t->stats_unroll = unroll == 2 || unroll == 4 || unroll == 8 ? (int)unroll : 0;
+    t->scan_algo = !e->scan_algo                     ? 0
+                   : strcmp(e->scan_algo, "lookback") == 0 ? GP_SCAN_ALGO_LOOKBACK
+                   : strcmp(e->scan_algo, "rts") == 0      ? GP_SCAN_ALGO_RTS
+                                                           : 0;
     parse_mem_limit(e->mem_limit, t);
     const int64_t piece = positive(e->xchg_piece, INT64_MAX);
     t->xchg_piece = piece > (1ll << 30) ? (1ll << 30) : piece;
@@ -125,6 +130,20 @@ const gp_tuning *gp_tuning_get(void)
 {
     pthread_once(&g_once, tuning_init);
     return &g_tuning;
+}
+
+static int g_scan_algo; /* gp_scan_algo_set's choice; 0: none */
+
+void gp_scan_algo_set(int algo)
+{
+    g_scan_algo = algo == GP_SCAN_ALGO_LOOKBACK || algo == GP_SCAN_ALGO_RTS ? algo : 0;
+}
+
+int gp_scan_algo(void)
+{
+    if (g_scan_algo) return g_scan_algo;
+    const int k = gp_tuning_get()->scan_algo;
+    return k ? k : GP_SCAN_ALGO_LOOKBACK;
 }
 
 int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen)

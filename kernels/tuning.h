@@ -7,6 +7,8 @@
  *   GPUPRIM_SORT_WIDE=<bits>         the widest global group of the sort plan (benchmarking)
  *   GPUPRIM_SORT_WIDE_FROM=<bits>    the narrowest group run wide (benchmarking)
  *   GPUPRIM_STATS_UNROLL=2|4|8       loads in flight per thread of the statistics
+ *   GPUPRIM_SCAN_ALGO=lookback|rts   the CUDA scans' pass across blocks: single-pass decoupled
+ *                                    look-back (default) or reduce-then-scan (benchmarking)
  *   GPUPRIM_DEVICE_MEM_LIMIT=<bytes> both backends report at most this much free device
  *                                    memory (a test knob; a malformed value is an error)
  * the rank exchange's (ranks/exchange.c):
@@ -35,10 +37,15 @@ extern "C" {
 /* The raw values (NULL: unset), as the environment gives them. */
 typedef struct gp_tuning_env {
     const char *sort_smem, *sort_graph, *sort_wide, *sort_wide_from, *stats_unroll;
+    const char *scan_algo;
     const char *mem_limit;
     const char *xchg_piece, *xchg_stage, *xchg_node_ranks;
     const char *read_piece;
 } gp_tuning_env;
+
+/* The values of gp_tuning.scan_algo (0: the built-in default, look-back). */
+#define GP_SCAN_ALGO_LOOKBACK 1
+#define GP_SCAN_ALGO_RTS 2
 
 /* The decided knobs. 0 in a field means "the built-in default" unless it says otherwise. */
 typedef struct gp_tuning {
@@ -48,6 +55,8 @@ typedef struct gp_tuning {
                                   policy), or 0 */
     int sort_wide_from;        /* bits as given, up to 64 (clamped by the sort), or 0 */
     int stats_unroll;          /* 2, 4 or 8, or 0 */
+    int scan_algo;             /* GP_SCAN_ALGO_LOOKBACK for "lookback", GP_SCAN_ALGO_RTS for
+                                  "rts", else 0 */
     int mem_limit_set;         /* 1: mem_limit caps the free device memory */
     uint64_t mem_limit;        /* bytes */
     char mem_limit_error[128]; /* non-empty when GPUPRIM_DEVICE_MEM_LIMIT is malformed */
@@ -76,6 +85,13 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t);
 
 /* The process's record: parsed from the environment at the first call, then the same. */
 const gp_tuning *gp_tuning_get(void);
+
+/* The CUDA scans' pass across blocks (GP_SCAN_ALGO_LOOKBACK or GP_SCAN_ALGO_RTS): the one
+ * gp_scan_algo_set chose, else GPUPRIM_SCAN_ALGO's, else look-back. */
+int gp_scan_algo(void);
+/* For the benchmark, which times both in one process: the algorithm of the scans that follow
+ * (0: GPUPRIM_SCAN_ALGO's again). One calling thread, as the backends assume. */
+void gp_scan_algo_set(int algo);
 
 /* The test knob behind gp_backend.mem_info (both backends: kernels/cpu_mem.c,
  * kernels/cuda_backend.cu). When GPUPRIM_DEVICE_MEM_LIMIT (read once per process with the

@@ -13,6 +13,16 @@ void gp_bind_env_from_process(gp_bind_env *env)
     env->slurm_localid = getenv("SLURM_LOCALID");
     env->slurm_step_gpus = getenv("SLURM_STEP_GPUS");
     env->slurm_job_gpus = getenv("SLURM_JOB_GPUS");
+    env->ompi_local_rank = getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    env->mpich_local_rank = getenv("MPI_LOCALRANKID");
+    env->pmi_local_rank = getenv("PMI_LOCAL_RANK");
+    env->ompi_world_size = getenv("OMPI_COMM_WORLD_SIZE");
+    env->ompi_local_size = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    env->slurm_step_nodes = getenv("SLURM_STEP_NUM_NODES");
+    env->trace_startup = getenv("GPUPRIM_TRACE_STARTUP");
+    env->early_cuda = getenv("GPUPRIM_EARLY_CUDA");
+    env->fast_mpi_init = getenv("GPUPRIM_FAST_MPI_INIT");
+    env->free_at_exit = getenv("GPUPRIM_FREE_AT_EXIT");
 }
 
 int gp_bind_list_count(const char *list)
@@ -71,10 +81,41 @@ static int parse_index(const char *s)
     return gp_knob_int(buf, 0, 1000000, &v) == 0 ? (int)v : -1;
 }
 
+int gp_bind_launcher_local_rank(const gp_bind_env *env)
+{
+    if (!env) return -1;
+    const char *const vars[] = {env->ompi_local_rank, env->mpich_local_rank, env->slurm_localid,
+                                env->pmi_local_rank};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (vars[i] && vars[i][0]) return parse_index(vars[i]);
+    return -1;
+}
+
+int gp_bind_one_node(const gp_bind_env *env)
+{
+    if (!env) return 0;
+    const int world = parse_index(env->ompi_world_size);
+    if (world > 0 && parse_index(env->ompi_local_size) == world) return 1;
+    return parse_index(env->slurm_step_nodes) == 1;
+}
+
+/* 1 when a knob's value is exactly s. */
+static int is(const char *v, const char *s) { return v && strcmp(v, s) == 0; }
+
+void gp_bind_start_knobs(const gp_bind_env *env, gp_start_knobs *k)
+{
+    static const gp_bind_env none;
+    if (!env) env = &none;
+    k->trace = is(env->trace_startup, "1");
+    k->early_cuda = !is(env->early_cuda, "0");
+    k->fast_mpi_init = !is(env->fast_mpi_init, "0");
+    k->free_at_exit = is(env->free_at_exit, "1");
+}
+
 int gp_bind_choose(int local_rank, int local_size, int visible, const gp_bind_env *env,
                    gp_bind_choice *choice)
 {
-    static const gp_bind_env none = {NULL, NULL, NULL, NULL};
+    static const gp_bind_env none;
     if (!env) env = &none;
     memset(choice, 0, sizeof *choice);
     choice->device = -1;

@@ -1,7 +1,10 @@
 /* binding.h — which GPU a rank uses: a pure decision from the rank's place on its node,
  * the number of devices it sees and its environment (CUDA_VISIBLE_DEVICES, Slurm's
  * SLURM_LOCALID / SLURM_STEP_GPUS / SLURM_JOB_GPUS), so that it can be tested with faked
- * inputs. gp_select_backend (src/setup.c) gathers the inputs and calls it.
+ * inputs. gp_select_backend (src/setup.c) gathers the inputs and calls it. The same
+ * environment gives the node-local rank before MPI_Init (the launchers' variables, for the
+ * CUDA context made while MPI_Init runs: startup.h) and the program's start and end knobs
+ * (GPUPRIM_TRACE_STARTUP, GPUPRIM_EARLY_CUDA, GPUPRIM_FAST_MPI_INIT, GPUPRIM_FREE_AT_EXIT).
  *
  * The rule: device = local_rank mod visible. Under `srun --gpus-per-task=1` every rank sees
  * exactly one device (Slurm narrows CUDA_VISIBLE_DEVICES per task), so mod gives device 0
@@ -37,7 +40,33 @@ typedef struct gp_bind_env {
                                          task's step gives it on this node */
     const char *slurm_job_gpus;       /* SLURM_JOB_GPUS: Slurm's indices of the job's GPUs
                                          on this node */
+    /* the node-local rank as the launcher gives it, before MPI_Init (with slurm_localid) */
+    const char *ompi_local_rank;      /* OMPI_COMM_WORLD_LOCAL_RANK: Open MPI's mpirun */
+    const char *mpich_local_rank;     /* MPI_LOCALRANKID: MPICH's and Intel MPI's Hydra */
+    const char *pmi_local_rank;       /* PMI_LOCAL_RANK: other PMI launchers */
+    /* whether the job's ranks all run on this node, before MPI_Init */
+    const char *ompi_world_size;      /* OMPI_COMM_WORLD_SIZE: Open MPI's mpirun */
+    const char *ompi_local_size;      /* OMPI_COMM_WORLD_LOCAL_SIZE: ... of them on this node */
+    const char *slurm_step_nodes;     /* SLURM_STEP_NUM_NODES: the nodes of srun's step */
+    /* the program's start and end knobs (gp_start_knobs) */
+    const char *trace_startup;        /* GPUPRIM_TRACE_STARTUP */
+    const char *early_cuda;           /* GPUPRIM_EARLY_CUDA */
+    const char *fast_mpi_init;        /* GPUPRIM_FAST_MPI_INIT */
+    const char *free_at_exit;         /* GPUPRIM_FREE_AT_EXIT */
 } gp_bind_env;
+
+/* The program's start and end knobs, decided from a gp_bind_env (startup.h uses them). */
+typedef struct gp_start_knobs {
+    int trace;        /* GPUPRIM_TRACE_STARTUP=1: every rank prints its start-up and teardown
+                         steps before it exits; else 0 */
+    int early_cuda;   /* 1 (default): the CUDA context is made on a thread while MPI_Init
+                         runs; GPUPRIM_EARLY_CUDA=0: after MPI_Init, on the main thread */
+    int fast_mpi_init; /* 1 (default): a job on one node asks Open MPI for no cm PML
+                         (startup.h); GPUPRIM_FAST_MPI_INIT=0: no such request */
+    int free_at_exit; /* GPUPRIM_FREE_AT_EXIT=1: the job frees its device and pinned memory
+                         and the CUDA context is destroyed before the exit (the old path);
+                         else 0: the exit frees them */
+} gp_start_knobs;
 
 /* The decision for one rank. */
 typedef struct gp_bind_choice {
@@ -55,6 +84,23 @@ typedef struct gp_bind_choice {
 
 /* Fills *env from getenv() (the pointers stay valid until the environment changes). */
 void gp_bind_env_from_process(gp_bind_env *env);
+
+/* The node-local rank the launcher gives in the environment, readable before MPI_Init: the
+ * first of OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID, SLURM_LOCALID and PMI_LOCAL_RANK that
+ * is set and not empty; its value when that is a non-negative decimal integer, else -1 (also
+ * when none is set). Pure. */
+int gp_bind_launcher_local_rank(const gp_bind_env *env);
+
+/* 1 when the launcher's environment says that every rank of the job runs on this node:
+ * Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE equals OMPI_COMM_WORLD_SIZE, or Slurm's step has one
+ * node (SLURM_STEP_NUM_NODES=1); else 0 (also when neither is set or a value is not a
+ * count). Pure. */
+int gp_bind_one_node(const gp_bind_env *env);
+
+/* The knobs of *env: GPUPRIM_TRACE_STARTUP and GPUPRIM_FREE_AT_EXIT are on for "1" only,
+ * GPUPRIM_EARLY_CUDA and GPUPRIM_FAST_MPI_INIT are off for "0" only. env NULL: the
+ * defaults. Pure. */
+void gp_bind_start_knobs(const gp_bind_env *env, gp_start_knobs *k);
 
 /* Number of entries of a comma-separated list ("0,1,3" → 3, "" → 0, NULL → -1). Entries
  * are counted as they are (no range syntax). Pure. */

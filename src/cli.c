@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "count.h"
+#include "gp_suggest.h"
+#include "report_json.h"
 
 /* The --help section of the distribution's options. */
 static void print_usage_dist(void)
@@ -59,7 +61,8 @@ void gp_print_usage(void)
         "                     stored type as the input; written under a temporary name and\n"
         "                     renamed when every rank succeeded (default: none)\n"
         "  --force            overwrite an existing --out file (needs --out; default: off)\n"
-        "  --no-sort          statistics and integral only: no sort (default: off)\n"
+        "  --no-sort          statistics and integral only, no sort; --out then holds only\n"
+        "                     the scans and the histogram below (default: off)\n"
         "  --descending       sort largest first; NaNs still last, +0.0 before -0.0 (default:\n"
         "                     ascending)\n"
         "  --stable           ties keep their input order (sort by value, then input position;\n"
@@ -69,13 +72,22 @@ void gp_print_usage(void)
         "  --payload DATASET  carry another dataset of the same element count with the values\n"
         "                     and write it, sorted by them, to --out under its own path (needs\n"
         "                     --out)\n"
+        "  --cumsum           also write DATASET_cumsum to --out: the inclusive prefix sum in\n"
+        "                     input order; float data in float64 (NaN adds nothing), integers\n"
+        "                     exact as int64 / uint64 (a prefix that does not fit: exit 4)\n"
+        "  --cumulative-integral\n"
+        "                     also write DATASET_cumint to --out: the cumulative trapezoid rule\n"
+        "                     (float64, first value 0) with --dx or --x (needs --out)\n"
         "  --reproducible     exact (Kulisch-accumulator) sums: sum, mean, L2 norm and the\n"
         "                     uniform-dx integral bitwise identical for any rank count, shard\n"
         "                     layout or backend (default: off; float64 sums in rank order,\n"
         "                     the same bits from run to run for a fixed rank count)\n"
         "  --json FILE        write the options, every result, the rank/GPU binding table and\n"
-        "                     the phase times (ms, max over ranks) as JSON; NaN and infinities\n"
-        "                     as the strings \"nan\", \"inf\", \"-inf\" (rank 0; default: none)\n"
+        "                     the phase times (ms, max over ranks) as JSON (rank 0; default:\n"
+        "                     none)\n"
+        "  --json-version V   the report's layout (needs --json): 2 (default): NaN and inf as\n"
+        "                     null, named in \"non_finite\"; times_ms keys as \"local_sort\" | 1:\n"
+        "                     the layout before 2, for old readers (\"nan\", \"local sort\")\n"
         "  -q, --quiet        no summary table; errors, notices and warnings still go to\n"
         "                     stderr (default: off)\n"
         "  -v, --verbose      also print the binding table (rank, host, node-local rank, device\n"
@@ -177,8 +189,8 @@ static int check_name_value(const char *opt, const char *val, const char *what,
 enum {
     O_VERSION = 256, O_DATASET, O_X, O_DX, O_OUT, O_FORCE, O_NO_SORT, O_DESCENDING, O_STABLE,
     O_ARGSORT, O_PAYLOAD, O_REPRODUCIBLE, O_JSON, O_PROGRESS, O_NO_PROGRESS, O_FUNCTION, O_A,
-    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_HISTOGRAM, O_RANGE, O_QUANTILES, O_MEDIAN,
-    O_DISTINCT
+    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_JSON_VERSION, O_CUMSUM, O_CUMINT, O_HISTOGRAM,
+    O_RANGE, O_QUANTILES, O_MEDIAN, O_DISTINCT
 };
 
 /* "-": every other word comes back in order as value 1 (the file), nothing is permuted;
@@ -193,6 +205,8 @@ static const struct option g_long[] = {
     {"descending", no_argument, NULL, O_DESCENDING}, {"stable", no_argument, NULL, O_STABLE},
     {"argsort", no_argument, NULL, O_ARGSORT}, {"payload", required_argument, NULL, O_PAYLOAD},
     {"reproducible", no_argument, NULL, O_REPRODUCIBLE},
+    {"cumsum", no_argument, NULL, O_CUMSUM},
+    {"cumulative-integral", no_argument, NULL, O_CUMINT},
     {"transport", required_argument, NULL, O_TRANSPORT}, {"io", required_argument, NULL, O_IO},
     {"histogram", required_argument, NULL, O_HISTOGRAM},
     {"range", required_argument, NULL, O_RANGE},
@@ -202,7 +216,9 @@ static const struct option g_long[] = {
     {"function", required_argument, NULL, O_FUNCTION}, {"a", required_argument, NULL, O_A},
     {"b", required_argument, NULL, O_B}, {"n", required_argument, NULL, O_N},
     /* both */
-    {"json", required_argument, NULL, O_JSON}, {"backend", required_argument, NULL, O_BACKEND},
+    {"json", required_argument, NULL, O_JSON},
+    {"json-version", required_argument, NULL, O_JSON_VERSION},
+    {"backend", required_argument, NULL, O_BACKEND},
     {"progress", no_argument, NULL, O_PROGRESS}, {"no-progress", no_argument, NULL, O_NO_PROGRESS},
     {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, O_VERSION},
@@ -228,6 +244,24 @@ static void getopt_restart(void)
     optind = 1;
 #endif
     opterr = 0;
+}
+
+/* "unknown option --WORD (see --help)", with the options of the table nearest to the name
+ * (its first len bytes, before any '=') when there are any: "unknown option --datset: did
+ * you mean --dataset? (see --help)". */
+static void unknown_long(const char *word, size_t len, char *msg, size_t msglen)
+{
+    char name[256], hint[400];
+    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
+             strncmp(word, "--", 2) == 0 ? word + 2 : word);
+    gp_suggest sg;
+    gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
+    for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+        gp_suggest_add(&sg, e->name);
+    if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
+        snprintf(msg, msglen, "unknown option %s: %s (see --help)", word, hint);
+    else
+        snprintf(msg, msglen, "unknown option %s (see --help)", word);
 }
 
 /* The one-line message for getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
@@ -256,7 +290,7 @@ static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
             snprintf(msg, msglen, "ambiguous option %.*s (could be %s)", (int)(len + 2), word,
                      list);
         else
-            snprintf(msg, msglen, "unknown option %s (see --help)", word);
+            unknown_long(word, len, msg, msglen);
     }
 }
 
@@ -332,6 +366,8 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
                           val);
         break;
     case O_QUANTILES: bad = take_quantiles(val, o, msg, msglen) != 0; break;
+    case O_CUMSUM: o->cumsum = 1; break;
+    case O_CUMINT: o->cumint = 1; break;
     case O_PROGRESS: o->progress = 1; break;
     case O_NO_PROGRESS: o->progress = -1; break;
     case O_DATASET: case O_X: case O_PAYLOAD:
@@ -380,11 +416,17 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
         bad = gp_io_mode_parse(val, &o->io) != 0;
         if (bad) snprintf(msg, msglen, "--io %s: need auto, posix or mpiio", val);
         break;
+    case O_JSON_VERSION:
+        o->json_version = strcmp(val, "1") == 0 ? 1 : strcmp(val, "2") == 0 ? 2 : 0;
+        bad = o->json_version == 0;
+        if (bad) snprintf(msg, msglen, "--json-version %s: need 1 or 2", val);
+        break;
     default: break;
     }
     if (c >= O_VERSION) HAVE(c) = 1;
     return bad ? GP_EXIT_USAGE : 0;
 }
+
 /* The distribution's options in file mode: --range needs --histogram, --distinct the sort;
  * --median's 0.5 joins the quantiles unless listed. Returns 0 or GP_EXIT_USAGE with msg
  * set. */
@@ -417,6 +459,11 @@ static int check_modes(gp_options *o, const int have[], char *msg, size_t msglen
 {
     const int have_n = HAVE(O_N), have_a = HAVE(O_A), have_b = HAVE(O_B), have_dx = HAVE(O_DX),
               have_transport = HAVE(O_TRANSPORT), have_io = HAVE(O_IO);
+    if (HAVE(O_JSON_VERSION) && !o->json) {
+        snprintf(msg, msglen, "--json-version chooses the layout of the --json report: give "
+                              "--json FILE, or leave --json-version out");
+        return GP_EXIT_USAGE;
+    }
     if (o->function_mode) {
         if (o->file) {
             snprintf(msg, msglen, "--function integrates a built-in f(x): give no input file");
@@ -428,6 +475,8 @@ static int check_modes(gp_options *o, const int have[], char *msg, size_t msglen
                              : o->descending ? "--descending" : o->stable ? "--stable"
                              : o->argsort ? "--argsort" : o->payload ? "--payload"
                              : o->reproducible ? "--reproducible"
+                             : o->cumsum ? "--cumsum"
+                             : o->cumint ? "--cumulative-integral"
                              : have_transport ? "--transport" : have_io ? "--io"
                              : o->hist_bins ? "--histogram" : o->have_range ? "--range"
                              : HAVE(O_QUANTILES) ? "--quantiles" : o->median ? "--median"
@@ -454,9 +503,10 @@ static int check_modes(gp_options *o, const int have[], char *msg, size_t msglen
             snprintf(msg, msglen, "give --dx or --x, not both");
             return GP_EXIT_USAGE;
         }
-        if (o->out && o->no_sort && !o->hist_bins) {
-            snprintf(msg, msglen, "--out writes the sorted data: it cannot go with --no-sort "
-                                  "(unless it holds a --histogram)");
+        if (o->out && o->no_sort && !o->cumsum && !o->cumint && !o->hist_bins) {
+            snprintf(msg, msglen, "--out writes the sorted data: with --no-sort it needs "
+                                  "--cumsum, --cumulative-integral or --histogram to hold "
+                                  "anything");
             return GP_EXIT_USAGE;
         }
         if (o->no_sort && (o->descending || o->stable || o->argsort || o->payload)) {
@@ -469,9 +519,10 @@ static int check_modes(gp_options *o, const int have[], char *msg, size_t msglen
                                   "not with --no-sort");
             return GP_EXIT_USAGE;
         }
-        if ((o->argsort || o->payload) && !o->out) {
+        if ((o->argsort || o->payload || o->cumsum || o->cumint) && !o->out) {
             snprintf(msg, msglen, "%s writes a dataset of --out: give --out FILE",
-                     o->argsort ? "--argsort" : "--payload");
+                     o->argsort ? "--argsort" : o->payload ? "--payload"
+                     : o->cumsum ? "--cumsum" : "--cumulative-integral");
             return GP_EXIT_USAGE;
         }
         if (check_dist(o, msg, msglen)) return GP_EXIT_USAGE;
@@ -494,6 +545,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
     o->n = 1000000;
     o->backend = GP_BACKEND_AUTO;
     o->io = GP_IO_AUTO;
+    o->json_version = GP_JSON_VERSION_DEFAULT;
     int have[NHAVE] = {0};
 
     getopt_restart();

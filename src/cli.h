@@ -25,7 +25,7 @@ typedef struct gp_options {
     const char *dataset;   /* --dataset PATH, NULL: the one numeric dataset */
     const char *xdataset;  /* --x DATASET: sample coordinates for the trapezoid rule */
     double dx;             /* --dx H: uniform sample spacing (default 1) */
-    const char *out;       /* --out FILE: write the globally sorted data */
+    const char *out;       /* --out FILE: write the globally sorted data (and the scans) */
     int force;             /* --force: overwrite --out */
     int function_mode;     /* --function given */
     gp_func func;          /* --function NAME */
@@ -35,6 +35,7 @@ typedef struct gp_options {
     gp_transport_choice transport; /* --transport auto|shared|mpi */
     gp_io_mode io;         /* --io auto|posix|mpiio: the driver of the file I/O */
     const char *json;      /* --json FILE: machine-readable results (rank 0 writes) */
+    int json_version;      /* --json-version 1|2: the report's layout (report_json.h) */
     int verbose;           /* --verbose: rank/host/GPU binding table */
     int quiet;             /* --quiet: no summary table (errors still printed) */
     int no_sort;           /* --no-sort: statistics and integral only */
@@ -43,6 +44,9 @@ typedef struct gp_options {
     const char *payload;   /* --payload DATASET: carried with the keys, written sorted */
     int stable;            /* --stable: ties keep input order */
     int reproducible;      /* --reproducible: exact sums, the same bits for any layout */
+    int cumsum;            /* --cumsum: write DATASET_cumsum, the inclusive prefix sum */
+    int cumint;            /* --cumulative-integral: write DATASET_cumint, the cumulative
+                              trapezoid rule (--dx or --x) */
     int progress;          /* --progress 1, --no-progress -1, default 0 (a live line on a
                               terminal, see progress.h) */
     int64_t hist_bins;     /* --histogram N: N equal-width bins (0: no histogram) */

@@ -17,6 +17,7 @@
 #include "count.h"
 #include "exitcode.h"
 #include "fault.h"
+#include "gp_suggest.h"
 #include "gpuprim/kernels.h"
 #include "gpuprim/h5io.h"
 
@@ -42,7 +43,7 @@ static void usage(FILE *f)
     fprintf(f,
 "usage: gpuprim_gen OUT.h5 [--n N] [--dtype f32|f64|i32|i64|u32|u64]\n"
 "                   [--dist uniform|normal|sorted|reversed|few-unique|with-nan]\n"
-"                   [--seed S] [--dataset NAME] [--force] [--help]\n"
+"                   [--seed S] [--dataset NAME] [--force] [-h | --help]\n"
 "Writes N generated elements to dataset NAME of a new HDF5 file OUT.h5 with parallel\n"
 "HDF5 (one contiguous shard per MPI rank). The content depends only on the options, not\n"
 "on the number of ranks.\n"
@@ -60,7 +61,7 @@ static void usage(FILE *f)
 "  --seed S       unsigned 64-bit seed (default 1)\n"
 "  --dataset NAME dataset path in the file (default /data)\n"
 "  --force        overwrite OUT.h5 if it exists\n"
-"  --help         this text\n"
+"  -h, --help     this text\n"
 "A value is the next word or follows '=' (--n 1e6, --n=1e6); an option may be shortened\n"
 "to a prefix that names only it (--dt f64); an option given twice keeps its last value.\n");
     gp_exit_print(f, GP_PROG_GEN, 90);
@@ -109,8 +110,21 @@ static void getopt_error(int c, int argc, char **argv, char *err, size_t errlen)
         int count = 0;
         for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
             count += len > 2 && strncmp(e->name, word + 2, len - 2) == 0;
-        if (count > 1) snprintf(err, errlen, "ambiguous option '%.*s' (see --help)", (int)len, word);
-        else snprintf(err, errlen, "unknown option '%s' (see --help)", word);
+        if (count > 1) {
+            snprintf(err, errlen, "ambiguous option '%.*s' (see --help)", (int)len, word);
+            return;
+        }
+        char name[256], hint[400] = "";
+        if (len > 2) snprintf(name, sizeof name, "%.*s", (int)(len - 2), word + 2);
+        else name[0] = '\0';
+        gp_suggest sg; /* the table's options nearest to the name: "did you mean --dtype?" */
+        gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
+        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
+            gp_suggest_add(&sg, e->name);
+        if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
+            snprintf(err, errlen, "unknown option '%s': %s (see --help)", word, hint);
+        else
+            snprintf(err, errlen, "unknown option '%s' (see --help)", word);
     }
 }
 

@@ -3,7 +3,8 @@
  * The file job (gp_run_file) is the table `file_phases` below, run in order on every rank
  * (the phases' record: job_internal.h; their names: phases.h):
  *
- *   open        the input dataset (and the --x and --payload ones, checked now)
+ *   open        the input dataset (and the --x and --payload ones, checked now); the
+ *               space --out will take, checked against its file system (setup.c)
  *   plan        device memory: the sort's need, or the chunks of a statistics-only job
  *               (plan.c)
  *   alloc       the buffers and the rank exchange (device memory; on the CUDA backend the
@@ -15,6 +16,8 @@
  *   integral    the --x trapezoid rule (coordinates read and uploaded; ph_stats.c)
  *   combine     the ranks' records combined in rank order; --reproducible's exact sums
  *               (ph_stats.c)
+ *   scan        --cumsum, --cumulative-integral: the shard's prefix scans in input order,
+ *               carried from rank to rank, into host memory for the write (ph_scan.c)
  *   histogram   --histogram over the input's pieces, counts summed (ph_hist.c)
  *   quantiles   --quantiles / --median with --no-sort: a radix select over the input's
  *               pieces (ph_select.c)
@@ -23,9 +26,9 @@
  *   verify      the sorted result checked; keys back to values (ph_sort.c)
  *   quantiles   --quantiles / --median read from the sorted data (ph_select.c)
  *   distinct    --distinct: the runs of the sorted data (ph_select.c)
- *   write       the sorted data (argsort, payload) and the registered outputs (the
- *               histogram) to --out under a temporary name, the values streamed from the
- *               device (ph_write.c)
+ *   write       the sorted data (argsort, payload), the scans and the registered outputs
+ *               (the histogram) to --out under a temporary name, the values streamed from
+ *               the device (ph_write.c)
  *
  * One helper, run_phase, does for every phase what the phase itself should not repeat: the
  * progress line, the GPUPRIM_FAULT hook, the time and the agreement of the ranks on an
@@ -41,8 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnslice.h"
 #include "plan.h"
 #include "progress.h"
+#include "startup.h"
 
 /* What run_phase leaves to a phase that does it itself (gp_phase.own). */
 enum {
@@ -146,8 +151,21 @@ static int open_payload(gp_job *j)
     return 0;
 }
 
+/* Rank 0: the space --out will take (values, argsort, payload, metadata) against its file
+ * system's free space, before a byte of data is read (gp_check_out_space). GPUPRIM_FAULT's
+ * space hook passes it blindly, as a file system that has lost the space by the write would
+ * (the writer's reservation then fails). */
+static int check_out_space(gp_job *j)
+{
+    if (gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_SPACE))) return 0;
+    const size_t vb = H5Tget_size(j->in.ftype);
+    const size_t pb = j->pin_open ? H5Tget_size(j->pin.ftype) : 0;
+    const uint64_t need = gp_out_bytes_need(j->N, vb, j->o->argsort, pb);
+    return gp_check_out_space(j->o->out, need, j->msg, j->msglen);
+}
+
 /* The input dataset, this rank's shard, what the result record says of the input; --x and
- * --payload checked. */
+ * --payload checked; the space --out needs checked. */
 static int ph_open(gp_job *j)
 {
     const gp_options *o = j->o;
@@ -178,6 +196,7 @@ static int ph_open(gp_job *j)
     if (o->argsort)
         snprintf(j->argsort_dset, sizeof j->argsort_dset, "%s_argsort", j->in.dataset);
     if (o->payload && (err = open_payload(j))) return err;
+    if (o->out && j->rank == 0 && (err = check_out_space(j))) return err;
 
     j->sorting = !o->no_sort;
     j->pairs = j->sorting && (o->stable || o->argsort || o->payload);
@@ -271,19 +290,23 @@ static int ph_alloc(gp_job *j)
         }
         be->free(p);
     }
+    gp_proc_mark(GP_STEP_FIRST_ALLOC);
     return 0;
 }
 
-/* Frees what ph_alloc allocated (the exchange collectively: every rank gets here) and closes
- * what ph_open opened. */
+/* Frees what ph_alloc allocated and closes what ph_open opened. The device memory and the
+ * pinned host memory are left to the process's exit where gp_proc_leave_memory says so (the
+ * program exits right after the job); the exchange is destroyed in any case (collectively:
+ * every rank gets here), as MPI's windows must be freed before MPI_Finalize. */
 static void job_release(gp_job *j)
 {
     const gp_backend *be = j->be;
     void *host[] = {j->hval, j->x.buf[0], j->x.buf[1]};
     void *dev[] = {j->dval, j->dev};
-    for (size_t k = 0; k < sizeof host / sizeof host[0]; k++)
+    const int leave = gp_proc_leave_memory(be);
+    for (size_t k = 0; k < sizeof host / sizeof host[0] && !leave; k++)
         if (host[k]) be->host_free(host[k]);
-    for (size_t k = 0; k < sizeof dev / sizeof dev[0] && !j->xchg; k++)
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0] && !j->xchg && !leave; k++)
         if (dev[k]) be->free(dev[k]);
     if (j->xchg) gp_exchange_destroy(j->xchg);
     if (j->pin_open) gp_h5_close(&j->pin);
@@ -319,6 +342,7 @@ static int quantiles_sorted(const gp_job *j)
     return j->o->nq > 0 && j->sorting && j->res->sort.ok;
 }
 static int distinct(const gp_job *j) { return j->o->distinct && j->sorting && j->res->sort.ok; }
+static int scanning(const gp_job *j) { return j->o->cumsum || j->o->cumint; }
 
 /* The file job, phase by phase (see the file comment; the names of each word: phases.c).
  * Opening and planning count towards the read row of the table. */
@@ -332,6 +356,7 @@ static const gp_phase file_phases[] = {
     {gp_ph_stats,         not_chunked, GP_PH_REDUCE,    0,                   GP_EXIT_DEVICE},
     {gp_ph_integral,      integral_x,  GP_PH_INTEGRATE, OWN_LINE | OWN_TIME, 0},
     {gp_ph_combine,       NULL,        GP_PH_COMBINE,   0,                   0},
+    {gp_ph_scan,          scanning,    GP_PH_SCAN,      OWN_TIME,            GP_EXIT_DEVICE},
     {gp_ph_hist,          histogram,   GP_PH_HIST,      0,                   GP_EXIT_DEVICE},
     {gp_ph_select,        select_unsorted, GP_PH_QUANT, 0,                   GP_EXIT_DEVICE},
     {gp_ph_sort,          sorting,     GP_PH_SORT,      0,                   GP_EXIT_DEVICE},
@@ -348,6 +373,8 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     const double t0 = now();
     gp_job j;
     memset(&j, 0, sizeof j);
+    j.t[GP_PH_STARTUP] = gp_proc_since_main();
+    gp_proc_mark(GP_STEP_FIRST_PHASE);
     j.comm = comm;
     MPI_Comm_rank(comm, &j.rank);
     MPI_Comm_size(comm, &j.P);
@@ -365,8 +392,10 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
     for (size_t k = 0; k < sizeof file_phases / sizeof file_phases[0]; k++)
         err = run_phase(&j, &file_phases[k], err);
 
-    job_release(&j);
     j.t[GP_PH_TOTAL] = now() - t0;
+    gp_proc_mark(GP_STEP_LAST_PHASE);
+    job_release(&j);
+    gp_proc_mark(GP_STEP_FREES);
     MPI_Reduce(j.t, res->run.t, GP_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
     const gp_result_sort *rs = &res->sort;
     if (!err && rs->done && !rs->ok) {
@@ -387,6 +416,8 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &P);
     double t0 = now(), t[GP_NPHASES] = {0};
+    t[GP_PH_STARTUP] = gp_proc_since_main();
+    gp_proc_mark(GP_STEP_FIRST_PHASE);
     /* b < a: minus the rule over [b, a] (bitwise); a == b: 0 */
     const int reversed = o->b < o->a;
     const double lo = reversed ? o->b : o->a, hi = reversed ? o->a : o->b;
@@ -397,7 +428,10 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     s.has_x = 0;
     double w = 0.0;
     gp_progress_phase(gp_phase_progress(GP_PH_INTEGRATE));
-    if (be->trap_fn(o->func, lo, h, o->n, i0, i0 + cnt, &w)) {
+    /* in slices the progress line counts; rank 0 warns of a run longer than an hour */
+    const gp_fn_warn warn = {rank == 0 ? stderr : NULL, gp_func_name(o->func), o->n, 1.0, 3600.0};
+    if (gp_trap_fn_sliced(be, o->func, lo, h, o->n, i0, i0 + cnt,
+                          device_is_host(be) ? GP_FN_SLICE_CPU : GP_FN_SLICE_GPU, &warn, &w)) {
         err = GP_EXIT_DEVICE;
         snprintf(msg, msglen, "rank %d: trapezoid rule: %s", rank, be->last_error());
     }
@@ -411,6 +445,7 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
         snprintf(msg, msglen, "MPI_Reduce of the partial integrals failed");
     }
     t[GP_PH_TOTAL] = now() - t0;
+    gp_proc_mark(GP_STEP_LAST_PHASE);
     MPI_Reduce(t, res->run.t, GP_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
     res->run.function_mode = 1;
     gp_result_function *fn = &res->fn;

@@ -92,6 +92,16 @@ typedef struct gp_result_function {
     double integral, exact;
 } gp_result_function;
 
+/* The prefix scans (--cumsum, --cumulative-integral) and what they wrote. */
+typedef struct gp_result_scan {
+    char cumsum_dset[1040];       /* dataset written with --cumsum ("" when none) */
+    char cumint_dset[1040];       /* dataset written with --cumulative-integral ("" when none) */
+    gp_dtype cumsum_type;         /* its element type: GP_F64, GP_I64 or GP_U64 */
+    double total;                 /* float cumsum: its last value (0 for no element) */
+    gp_i128 itotal;               /* integer cumsum: its last value, exact (0 for none) */
+    double last_integral;         /* the last value of DATASET_cumint (0 for none) */
+} gp_result_scan;
+
 /* The distribution: --histogram, --quantiles / --median, --distinct (ph_hist.c,
  * ph_select.c; valid on rank 0). */
 typedef struct gp_result_dist {
@@ -114,11 +124,12 @@ typedef struct gp_result_dist {
 
 typedef struct gp_result {
     gp_result_run run;
-    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg (and dist) */
+    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg, scan, dist */
     gp_result_stats stats;
     gp_result_sort sort;
     gp_result_exchange xchg;
     gp_result_function fn;        /* the function job's */
+    gp_result_scan scan;
     gp_result_dist dist;          /* the file job's distribution */
 } gp_result;
 
@@ -139,7 +150,26 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
  * GP_EXIT_USAGE or GP_EXIT_WRITE with msg set, the same on every rank. */
 int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msglen);
 
-/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, sort,
+/* The metadata margin of --out (gp_out_bytes_need): HDF5's own metadata (superblock, groups,
+ * object headers: a few KiB for the three datasets at most) and the 64 KiB the writer
+ * reserves beyond the file's laid-out size (io/h5_writer.c), rounded up. */
+#define GP_OUT_META_MARGIN ((uint64_t)128 << 10)
+
+/* The bytes --out takes for n elements: value_bytes per element for the values in their
+ * stored type, 8 more with --argsort (int64), payload_bytes more with --payload (its stored
+ * type; 0 without), plus GP_OUT_META_MARGIN. Saturates at UINT64_MAX. Pure. */
+uint64_t gp_out_bytes_need(int64_t n, size_t value_bytes, int argsort, size_t payload_bytes);
+
+/* Whether --out (the file out) fits: `need` bytes against the free space of the file system
+ * of its folder (statvfs; the blocks available to this user, the reserve included for root),
+ * where the temporary file is written before its rename. Not collective (rank 0 asks before
+ * the data are read; the phase's agreement spreads the verdict). Returns 0, or GP_EXIT_WRITE
+ * with "--out OUT needs N bytes (X GiB) and its file system has M bytes (Y GiB) free; nothing
+ * was read or written" in msg. A folder whose file system cannot be asked passes: the
+ * writer's own reservation (fallocate) still checks when it creates the file. */
+int gp_check_out_space(const char *out, uint64_t need, char *msg, size_t msglen);
+
+/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, scan, sort,
  * exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
  * The input is read and --out written with the driver o->io (h5io.h): on the CPU backend
  * straight into and out of the shard, on the CUDA backend through two reused pinned pieces,

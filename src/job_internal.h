@@ -1,7 +1,7 @@
 /* job_internal.h — the file job's record and what its phases share; private to the job's
  * files: job.c (the phase table and its runner; open, alloc, read), plan.c (the memory
  * plan), pipeline.c (the pieces between the file and the backend's memory) and one ph_*.c
- * file per concept (ph_stats.c, ph_sort.c, ph_hist.c, ph_select.c, ph_write.c).
+ * file per concept (ph_stats.c, ph_scan.c, ph_sort.c, ph_hist.c, ph_select.c, ph_write.c).
  *
  * A phase is a function int ph(gp_job *j): it does its work and returns 0 or a GP_EXIT_*
  * code with j->msg set; run_phase (job.c) does the rest. A new phase: its function in a
@@ -103,6 +103,7 @@ int gp_ph_stats_chunked(gp_job *j); /* ph_stats.c: read + statistics chunk by ch
 int gp_ph_stats(gp_job *j);         /* ph_stats.c: the statistics of the shard */
 int gp_ph_integral(gp_job *j);      /* ph_stats.c: the --x trapezoid rule */
 int gp_ph_combine(gp_job *j);       /* ph_stats.c: the ranks' records combined */
+int gp_ph_scan(gp_job *j);          /* ph_scan.c: --cumsum, --cumulative-integral */
 int gp_ph_sort(gp_job *j);          /* ph_sort.c: order keys, the local sort */
 int gp_ph_exchange(gp_job *j);      /* ph_sort.c: the rank-level merge exchange */
 int gp_ph_verify(gp_job *j);        /* ph_sort.c: the sorted result checked */

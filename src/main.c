@@ -1,4 +1,8 @@
-/* main.c — gpuprim_mpi: GPU data-parallel primitives over an HDF5 dataset on many ranks. */
+/* main.c — gpuprim_mpi: GPU data-parallel primitives over an HDF5 dataset on many ranks. The
+ * process from main's entry to its exit: the environment set before MPI_Init and the CUDA
+ * context made while it runs (startup.h), the options, the outputs' checks, the backend, the
+ * job, the outputs published with the report, MPI_Finalize, and an exit that leaves the
+ * device memory and the context to the kernel. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -9,6 +13,7 @@
 #include "gpuprim/h5io.h"
 #include "job.h"
 #include "progress.h"
+#include "startup.h"
 
 /* Rank 0, after a successful run: the --out file (left under its temporary name by
  * gp_run_file) and the --json report appear both or neither. The report is written to its
@@ -44,20 +49,40 @@ static int publish_outputs(const gp_result *res, const gp_options *o, char *msg,
     return 0;
 }
 
+/* Before MPI_Init, from the options parsed silently (after MPI_Init they are parsed again,
+ * and rank 0 reports what is wrong with them): the file job has the CUDA driver load every
+ * kernel with the context (gp_cuda_load_eagerly), the function job only the one it launches,
+ * at its launch (CUDA's default); Open MPI's start on one node (gp_mpi_fast_init); and when
+ * the job may use CUDA, the early CUDA context (startup.h). */
+static void before_mpi_init(int argc, char **argv)
+{
+    gp_options o;
+    char msg[256];
+    const int ok = gp_parse_options(argc, argv, &o, 0, msg, sizeof msg) == 0;
+    if (!ok || !o.function_mode) gp_cuda_load_eagerly(); /* no loads inside a phase (kernels.h) */
+    gp_mpi_fast_init();
+    if (ok && o.backend != GP_BACKEND_CPU) gp_early_cuda_start();
+}
+
 int main(int argc, char **argv)
 {
+    gp_proc_start(); /* main's entry: the zero of the startup row and of the trace */
     gp_h5_mpi_io_env(); /* before MPI_Init: no crash on long file paths (h5io.h) */
     gp_h5_malloc_tune(); /* chunk buffers of HDF5's filters reused, not mapped afresh */
-    gp_cuda_load_eagerly(); /* no kernel loads in the middle of a phase (kernels.h) */
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    before_mpi_init(argc, argv);
+    /* funneled: the early thread (and the CUDA runtime's own) never call MPI */
+    int provided = 0;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
         fprintf(stderr, "gpuprim_mpi: error: MPI_Init failed\n");
-        return gp_exit_status(GP_EXIT_FAIL);
+        return gp_proc_exit(0, 1, NULL, gp_exit_status(GP_EXIT_FAIL));
     }
+    gp_proc_mark(GP_STEP_MPI_INIT);
     MPI_Comm comm = MPI_COMM_WORLD;
     /* errors come back as codes; the job decides what to do with them */
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    int rank;
+    int rank, size;
     MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
 
     char msg[2048] = "";
     gp_options o;
@@ -65,7 +90,7 @@ int main(int argc, char **argv)
     if (rc != 0) {
         if (rc > 0 && rank == 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
         MPI_Finalize();
-        return rc > 0 ? gp_exit_status(rc) : 0;
+        return gp_proc_exit(rank, size, NULL, rc > 0 ? gp_exit_status(rc) : 0);
     }
 
     const gp_backend *be = NULL;
@@ -84,6 +109,10 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         const int ran = rc;
+        /* teardown: from the last phase's end to the report (startup.h, docs/output.md) */
+        const double last = gp_proc_step(GP_STEP_LAST_PHASE);
+        res.run.t[GP_PH_TEARDOWN] = last >= 0 ? gp_proc_since_main() - last : 0.0;
+        gp_proc_mark(GP_STEP_REPORT);
         if (rc == 0) rc = publish_outputs(&res, &o, msg, sizeof msg);
         else gp_h5_discard(msg, sizeof msg); /* nothing is staged after a failed run */
         /* the summary after the outputs are in place: it never says "written to X" for an
@@ -93,5 +122,7 @@ int main(int argc, char **argv)
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
     MPI_Finalize();
-    return gp_exit_status(rc);
+    gp_proc_mark(GP_STEP_MPI_FINALIZE);
+    /* the memory the job left, and the CUDA context, go with the process (startup.h) */
+    return gp_proc_exit(rank, size, be, gp_exit_status(rc));
 }

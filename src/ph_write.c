@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "job_internal.h"
+#include "progress.h"
 
 int gp_job_add_output(gp_job *j, const gp_output *out)
 {
@@ -99,11 +100,21 @@ static int list_sorted(gp_job *j, out_list *l, const uint64_t *hpos, void **psor
 static int write_list(gp_job *j, gp_h5_writer *w, const out_list *l, int64_t woff)
 {
     int err = 0;
+    int64_t bytes = 0;
+    for (int k = 0; k < l->n; k++)
+        bytes += (l->ext[k].n_total >= 0 ? l->ext[k].cnt : j->nk) *
+                 (int64_t)gp_dtype_size(l->ds[k].mem);
+    gp_progress_work(bytes); /* the write's progress line counts bytes */
     for (int k = 0; k < l->n && !err; k++) {
         const int own = l->ext[k].n_total >= 0;
         const int64_t off = own ? l->ext[k].off : woff, cnt = own ? l->ext[k].cnt : j->nk;
-        err = l->dev[k] ? gp_write_from(j, w, k, l->src[k], gp_dtype_size(l->ds[k].mem), off, cnt)
-                        : gp_h5_writer_write(w, k, off, cnt, l->src[k], j->msg, j->msglen);
+        const size_t esz = gp_dtype_size(l->ds[k].mem);
+        if (l->dev[k]) { /* gp_write_from counts its pieces' bytes */
+            err = gp_write_from(j, w, k, l->src[k], esz, off, cnt);
+        } else {
+            err = gp_h5_writer_write(w, k, off, cnt, l->src[k], j->msg, j->msglen);
+            gp_progress_add(cnt * (int64_t)esz);
+        }
         err = gp_agree(j->comm, err, j->msg, j->msglen);
     }
     char cmsg[256];

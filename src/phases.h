@@ -12,7 +12,7 @@
 #define GP_PHASES_H
 
 /* The words. The first GP_NPHASES are the time rows, in the report's order (seconds; the
- * report shows ms, max over ranks). "alloc" is the one-time allocation of the job's buffers
+ * report shows ms, max over ranks; teardown is rank 0's, which waits for every rank's). "alloc" is the one-time allocation of the job's buffers
  * (device memory, and on the CUDA backend the pinned host memory: the two pieces the file's
  * data go through, the exchange's staging buffers); "read" is the rest from the start:
  * opening the input, finding the dataset, planning the memory, and the reads (with the
@@ -24,12 +24,18 @@ typedef enum gp_phase_id {
     GP_PH_UPLOAD,
     GP_PH_REDUCE,
     GP_PH_INTEGRATE,
+    GP_PH_SCAN,              /* the prefix scans (--cumsum, --cumulative-integral) */
     GP_PH_SORT,
     GP_PH_EXCHANGE,
     GP_PH_VERIFY,
     GP_PH_DIST,
     GP_PH_WRITE,
-    GP_PH_TOTAL,
+    GP_PH_TOTAL,             /* the job: from its first phase's start to its last's end */
+    GP_PH_STARTUP,           /* outside the job: from main's entry to the first phase
+                                (MPI_Init, the backend and its CUDA context, the checks) */
+    GP_PH_TEARDOWN,          /* outside the job: from the last phase's end to the report
+                                (rank 0: the buffers released on every rank, the times
+                                gathered); MPI_Finalize and the exit come after it */
     GP_NPHASES,              /* the number of time rows */
     GP_PH_OPEN = GP_NPHASES, /* the input opened, its shard found */
     GP_PH_PLAN,              /* the device memory planned */
@@ -39,6 +45,9 @@ typedef enum gp_phase_id {
     GP_PH_PREAD,             /* a posix read of the input (io/) */
     GP_PH_PWRITE,            /* a posix write of --out (io/) */
     GP_PH_TMPFILE,           /* --out's temporary file created (io/) */
+    GP_PH_SPACE,             /* --out's space checked (in open); its fault makes rank 0 see
+                                room that is not there, so that the write's own reservation
+                                meets the full file system */
     GP_PH_HIST,              /* --histogram (in the distribution row) */
     GP_PH_QUANT,             /* --quantiles / --median: the select or the sorted read */
     GP_PH_DISTINCT,          /* --distinct: the runs of the sorted data */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "job_internal.h"
+#include "progress.h"
 
 /* Device buffers of `cap` elements (and `cap` float64 coordinates with xdata), agreed. */
 static int piece_buffers(gp_job *j, int64_t cap, int xdata, void **dev, double **dx)
@@ -59,6 +60,7 @@ static int visit_chunks(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
     int err = piece_buffers(j, cap, xdata, &dev, &dx);
     if (!err) err = gp_open_reader(j, NULL, j->dt, &ry);
     if (!err && xdata) err = gp_open_reader(j, j->o->xdataset, GP_F64, &rx);
+    gp_progress_work(j->nchunks); /* the phase's progress line counts chunks */
     for (int64_t k = 0; !err && k < j->nchunks; k++) {
         const int64_t lo = k * j->chunk < j->cnt ? k * j->chunk : j->cnt; /* k*chunk < m+chunk */
         const int64_t ck = j->cnt - lo < j->chunk ? j->cnt - lo : j->chunk;
@@ -69,6 +71,7 @@ static int visit_chunks(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
         if (ck > 0 || (k == 0 && j->cnt == 0)) /* an empty shard: one visit of n = 0 */
             err = fn(j, dev, dx, j->off + lo, ck, lo == 0, lo + ck == j->cnt, ctx);
         err = gp_agree(j->comm, err, j->msg, j->msglen);
+        gp_progress_add(1);
     }
     gp_h5_reader_close(ry);
     gp_h5_reader_close(rx);

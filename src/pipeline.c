@@ -22,6 +22,12 @@
 #define GP_PIECE_BYTES_POSIX ((int64_t)4 << 20)
 #define GP_PIECE_BYTES_MPIIO ((int64_t)256 << 20)
 
+/* Bytes per piece of a read or write that would be one call (the CPU backend's own memory
+ * with the posix driver) when this rank shows progress: pieces it can count. Only the
+ * posix driver's calls may be cut so, as each rank makes its own; 256 MiB pieces take
+ * 0.1-1 s on a page cache or a disk, and cost nothing measurable over one call. */
+#define GP_PIECE_BYTES_PROGRESS ((int64_t)256 << 20)
+
 int64_t gp_job_piece_bytes(int64_t knob, gp_io_mode io, int unified, int64_t most)
 {
     int64_t b = io == GP_IO_MPIIO ? GP_PIECE_BYTES_MPIIO : unified ? 0 : GP_PIECE_BYTES_POSIX;
@@ -62,6 +68,15 @@ static int64_t piece_elems(const gp_xfer *x, size_t sz, int64_t m, int64_t *npie
     return pe;
 }
 
+/* The pieces of GP_PIECE_BYTES_PROGRESS for a transfer of m elements of sz bytes that
+ * would be one call: elements per piece, and their count in *npieces. */
+static int64_t progress_piece(size_t sz, int64_t m, int64_t *npieces)
+{
+    int64_t pe = GP_PIECE_BYTES_PROGRESS / (int64_t)sz;
+    *npieces = m > 0 ? (m + pe - 1) / pe : 0;
+    return pe;
+}
+
 /* ---- the read -------------------------------------------------------------------------- */
 
 int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r)
@@ -80,7 +95,12 @@ int gp_read_upload(gp_job *j, gp_h5_reader *r, size_t sz, int64_t off, int64_t c
     int err = 0, uerr = 0;
     int64_t np;
     char umsg[256] = "";
-    const int64_t pe = piece_elems(x, sz, m, &np);
+    int64_t pe = piece_elems(x, sz, m, &np);
+    if (progress) {
+        gp_progress_work((int64_t)cnt * (int64_t)sz);
+        if (x->bytes == 0 && j->in.io == GP_IO_POSIX && gp_progress_on())
+            pe = progress_piece(sz, m, &np);
+    }
     double tp = now();
     for (int64_t p = 0; p < np; p++) {
         const int64_t lo = p * pe < cnt ? p * pe : cnt;
@@ -88,6 +108,7 @@ int gp_read_upload(gp_job *j, gp_h5_reader *r, size_t sz, int64_t off, int64_t c
         void *h = x->unified ? (char *)dev + (size_t)lo * sz : x->buf[p & 1];
         err = gp_h5_reader_read(r, off + lo, c, h, j->msg, j->msglen);
         if (err) break; /* mpiio: on every rank alike; posix: this rank's (it stops here) */
+        if (progress) gp_progress_add(c * (int64_t)sz);
         if (x->unified || c == 0 || uerr) continue;
         /* the upload of the piece before, which ran during this read, must be done before
          * its buffer is read into next */
@@ -115,7 +136,23 @@ int gp_write_from(gp_job *j, gp_h5_writer *w, int k, const void *src, size_t sz,
 {
     const gp_backend *be = j->be;
     const gp_xfer *x = &j->x;
-    if (x->unified) return gp_h5_writer_write(w, k, woff, nk, src, j->msg, j->msglen);
+    if (x->unified) {
+        if (gp_h5_writer_io(w) != GP_IO_POSIX || !gp_progress_on()) {
+            const int err = gp_h5_writer_write(w, k, woff, nk, src, j->msg, j->msglen);
+            gp_progress_add(nk * (int64_t)sz);
+            return err;
+        }
+        int64_t np;
+        int err = 0; /* this rank's own posix writes: in pieces it can count */
+        const int64_t pe = progress_piece(sz, nk, &np);
+        for (int64_t p = 0; p < np && !err; p++) {
+            const int64_t lo = p * pe, c = nk - lo < pe ? nk - lo : pe;
+            err = gp_h5_writer_write(w, k, woff + lo, c, (const char *)src + (size_t)lo * sz,
+                                     j->msg, j->msglen);
+            gp_progress_add(c * (int64_t)sz);
+        }
+        return err;
+    }
     int64_t np;
     int err = 0, derr = 0;
     char dmsg[256] = "";
@@ -138,6 +175,7 @@ int gp_write_from(gp_job *j, gp_h5_writer *w, int k, const void *src, size_t sz,
         if (derr && !dmsg[0])
             snprintf(dmsg, sizeof dmsg, "rank %d: download: %s", j->rank, be->last_error());
         err = gp_h5_writer_write(w, k, woff + lo, derr ? 0 : c, x->buf[p & 1], j->msg, j->msglen);
+        gp_progress_add(c * (int64_t)sz);
     }
     if (be->download_wait() && !derr) { /* drains what a failed write left in flight */
         derr = 1;

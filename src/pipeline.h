@@ -46,7 +46,10 @@ int gp_open_reader(gp_job *j, const char *dataset, gp_dtype as, gp_h5_reader **r
  * pieces of j->x, each piece's upload (be->upload_async) running while the next piece is
  * read. m is the largest shard or chunk (the same on every rank, so that every rank makes
  * the same number of calls, as the mpiio driver's collective ones need). `progress`: the
- * upload phase starts a progress line when the reads end. Books the read time in the read
+ * reads are the current phase's work (gp_progress_work, in bytes, counted per piece; a read
+ * that would be one call goes in pieces of 256 MiB where this rank shows progress and
+ * reads with the posix driver), and the upload phase starts a progress line when the reads
+ * end. Books the read time in the read
  * row and the final wait for the uploads in the upload row. A failed upload does not stop
  * the reads (with mpiio the other ranks are in them); it is reported after the last one.
  * Returns 0 or a GP_IO_* / GP_EXIT_DEVICE code with j->msg set: with the posix driver the
@@ -55,11 +58,13 @@ int gp_read_upload(gp_job *j, gp_h5_reader *r, size_t sz, int64_t off, int64_t c
                    void *dev, int progress);
 
 /* Writes dataset k of the output from this rank's nk elements (sz bytes each; global offset
- * woff) in the backend's memory src: on the CPU backend straight from it (one call), else
+ * woff) in the backend's memory src: on the CPU backend straight from it (one call; in
+ * pieces of 256 MiB where this rank shows progress and the writer is posix), else
  * through the two pinned pieces of j->x, piece p + 1 downloading (be->download_async, after
  * be->synchronize) while piece p is written. Every rank makes the same number of writer
  * calls (pieces of the m slots; after a failed download a rank goes on with empty ones), as
- * the mpiio driver's collective writes need. Returns 0 or a GP_IO_EWRITE / GP_EXIT_DEVICE
+ * the mpiio driver's collective writes need. Counts the bytes written as progress
+ * (gp_progress_add; the caller declares the work). Returns 0 or a GP_IO_EWRITE / GP_EXIT_DEVICE
  * code with j->msg set (posix: this rank's own; the caller agrees). */
 int gp_write_from(gp_job *j, gp_h5_writer *w, int k, const void *src, size_t sz, int64_t woff,
                   int64_t nk);

@@ -11,6 +11,11 @@
 #include "gp_path.h"
 #include "job.h"
 #include "report_dist.h"
+#include "report_json.h"
+
+/* Room for every non-finite number of one report: the results' (fewer than 16) and each
+ * quantile's value. */
+_Static_assert(GP_JSON_NONFINITE_MAX >= 16 + GP_MAX_QUANTILES, "non_finite's room");
 
 /* Writes the element with key `key` as text: exact integers, %.17g floats. */
 static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)
@@ -92,6 +97,10 @@ static void print_function(const gp_result *r)
     printf("  %-14s %.3e\n", "abs error", fabs(fn->integral - fn->exact));
     printf("  %-14s %.9g\n", "h", fn->h);
     printf("  %-14s %.3f ms (max over ranks)\n", "time", r->run.t[GP_PH_TOTAL] * 1e3);
+    printf("  %-14s %.3f ms (main to the integral, max over ranks)\n", "startup",
+           r->run.t[GP_PH_STARTUP] * 1e3);
+    printf("  %-14s %.3f ms (the integral to this report)\n", "teardown",
+           r->run.t[GP_PH_TEARDOWN] * 1e3);
 }
 
 /* The file job's header line: the input, its type, count and shape, the ranks, the backend. */
@@ -121,8 +130,10 @@ static void print_stats(const gp_result *r)
     char mn[64], mx[64], nb[64], ib[GP_I128_DEC_LEN];
     derived(&st->global, &mean, &l2);
     minmax_text(r, mn, mx, sizeof mn);
-    printf("  %-14s %lld\n", "count", (long long)st->global.count);
+    printf("  %-14s %lld (NaNs included)\n", "count", (long long)st->global.count);
     printf("  %-14s %lld\n", "nan count", (long long)st->global.nan_count);
+    printf("  %-14s %lld (not NaN: the sum, min, max, mean and L2 norm are over these)\n",
+           "values", (long long)(st->global.count - st->global.nan_count));
     const char *isum = int_sum_text(r, ib, sizeof ib);
     printf("  %-14s %s%s\n", "sum", isum ? isum : num(nb, sizeof nb, st->global.sum),
            st->reproducible ? " (exact, reproducible)" : "");
@@ -155,6 +166,29 @@ static void print_sort(const gp_result *r)
     if (so->argsort_dset[0]) printf("  %-14s %s:%s\n", "argsort", so->out, so->argsort_dset);
     if (so->payload_dset[0])
         printf("  %-14s %s:%s (sorted with the data)\n", "payload", so->out, so->payload_dset);
+}
+
+/* The last value of --cumsum as text: an integer cumsum exactly, a float one %.17g. */
+static const char *scan_total_text(const gp_result_scan *sc, char *buf, size_t len)
+{
+    if (sc->cumsum_type == GP_F64) return num(buf, len, sc->total);
+    gp_i128_to_dec(sc->itotal, buf, len);
+    return buf;
+}
+
+/* The scans' rows: each dataset written (its type as the header names types), with the
+ * last cumulative sum and the last cumulative integral. */
+static void print_scan(const gp_result *r)
+{
+    const gp_result_scan *sc = &r->scan;
+    char nb[64], dx[40] = "coordinates from --x";
+    if (sc->cumsum_dset[0])
+        printf("  %-14s %s:%s (%s), total %s\n", "cumsum", r->sort.out, sc->cumsum_dset,
+               gp_dtype_name(sc->cumsum_type), scan_total_text(sc, nb, sizeof nb));
+    if (!r->stats.nonuniform) snprintf(dx, sizeof dx, "dx = %g", r->stats.dx);
+    if (sc->cumint_dset[0])
+        printf("  %-14s %s:%s (f64, trapezoid rule, %s), last %s\n", "cumint", r->sort.out,
+               sc->cumint_dset, dx, num(nb, sizeof nb, sc->last_integral));
 }
 
 /* The steps of the exchange that ran (at most GP_XSTEPS_MAX). */
@@ -204,6 +238,7 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         print_input(r);
         print_stats(r);
         print_sort(r);
+        print_scan(r);
         print_exchange(r);
         gp_report_dist_print(r);
         print_times(r, o->verbose);
@@ -237,18 +272,18 @@ void gp_report_binding(MPI_Comm comm, const gp_binding *b)
     free(all);
 }
 
-/* JSON number: NaN and infinities as the strings "nan", "inf", "-inf"; a finite value with
- * a decimal point or an exponent always (an integral mean as 2.0, not 2), so that readers
- * such as Python's json take every such field as a float. */
-static void jnum(FILE *f, double x)
+/* The report being written: its version (--json-version) and its non-finite numbers. */
+static struct {
+    int version;
+    gp_json_nonfinite nf;
+} g_json = {GP_JSON_VERSION_DEFAULT, {0}};
+
+/* JSON number of member key (gp_json_number: a finite value with a decimal point or an
+ * exponent always, so that readers such as Python's json take it as a float; NaN and
+ * infinities as the version writes them). */
+static void jnum(FILE *f, const char *key, double x)
 {
-    char b[40];
-    if (isnan(x)) fprintf(f, "\"nan\"");
-    else if (isinf(x)) fprintf(f, x > 0 ? "\"inf\"" : "\"-inf\"");
-    else {
-        snprintf(b, sizeof b, "%.17g", x);
-        fprintf(f, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
-    }
+    gp_json_number(f, g_json.version, &g_json.nf, key, x);
 }
 
 static void jstr(FILE *f, const char *s)
@@ -286,7 +321,7 @@ static void jkey_str(FILE *f, int depth, const char *key, const char *s)
 static void jkey_num(FILE *f, int depth, const char *key, double x)
 {
     jkey(f, depth, key);
-    jnum(f, x);
+    jnum(f, key, x);
 }
 
 static void jkey_bool(FILE *f, int depth, const char *key, int b)
@@ -311,9 +346,9 @@ static void json_dist_options(FILE *f, const gp_options *o)
     jkey(f, 2, "range");
     if (o->have_range) {
         fputc('[', f);
-        jnum(f, o->range_a);
+        jnum(f, "range[0]", o->range_a);
         fputs(", ", f);
-        jnum(f, o->range_b);
+        jnum(f, "range[1]", o->range_b);
         fputc(']', f);
     } else {
         fputs("null", f);
@@ -322,7 +357,7 @@ static void json_dist_options(FILE *f, const gp_options *o)
     fputc('[', f);
     for (int k = 0; k < o->nq; k++) {
         if (k) fputs(", ", f);
-        jnum(f, o->q[k]);
+        jnum(f, "quantiles", o->q[k]);
     }
     fputc(']', f);
     jkey_bool(f, 2, "median", o->median);
@@ -358,7 +393,10 @@ static void json_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "argsort", o->argsort);
     jkey_str(f, 2, "payload", o->payload);
     jkey_bool(f, 2, "reproducible", o->reproducible);
+    jkey_bool(f, 2, "cumsum", o->cumsum);
+    jkey_bool(f, 2, "cumulative_integral", o->cumint);
     json_dist_options(f, o);
+    if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
     fprintf(f, "\n  }");
 }
 
@@ -400,8 +438,8 @@ int gp_json_path_ok(const char *path, int force, char *msg, size_t msglen)
     char dir[1024];
     if (stat(path, &st) == 0) {
         if (!force && S_ISREG(st.st_mode) && holds_other_data(path)) {
-            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it, "
-                     "or name another file)", path);
+            snprintf(msg, msglen, "%s exists and is not a JSON report: not replaced (remove it "
+                     "or name another file; in file mode, --force with --out replaces it)", path);
             return 0;
         }
         if (S_ISDIR(st.st_mode)) errno = EISDIR;
@@ -482,7 +520,7 @@ static void json_extreme(FILE *f, const char *name, gp_dtype dt, int none, uint6
                          const char *text)
 {
     jkey(f, 1, name);
-    if (none || gp_dtype_is_float(dt)) jnum(f, none ? NAN : gp_key_to_double(dt, key));
+    if (none || gp_dtype_is_float(dt)) jnum(f, name, none ? NAN : gp_key_to_double(dt, key));
     else fputs(text, f);
 }
 
@@ -497,10 +535,12 @@ static void json_stats(FILE *f, const gp_result *r)
     minmax_text(r, mn, mx, sizeof mn);
     jkey_int(f, 1, "count", (long long)st->global.count);
     jkey_int(f, 1, "nan_count", (long long)st->global.nan_count);
+    if (g_json.version >= 2)
+        jkey_int(f, 1, "non_nan_count", (long long)(st->global.count - st->global.nan_count));
     jkey(f, 1, "sum");
     const char *isum = int_sum_text(r, ib, sizeof ib);
     if (isum) fputs(isum, f); /* integers: the exact sum as a JSON integer */
-    else jnum(f, st->global.sum);
+    else jnum(f, "sum", st->global.sum);
     const int none = st->global.count - st->global.nan_count == 0;
     json_extreme(f, "min", dt, none, st->global.min_key, mn);
     json_extreme(f, "max", dt, none, st->global.max_key, mx);
@@ -525,6 +565,22 @@ static void json_sort(FILE *f, const gp_result *r)
     jkey_str(f, 1, "payload_dataset", so->payload_dset[0] ? so->payload_dset : NULL);
     jkey_int(f, 1, "chunks", (long long)r->stats.chunks);
     jkey_int(f, 1, "chunk_elements", (long long)r->stats.chunk_elems);
+}
+
+/* The scans: each dataset (null: not written), the last cumulative sum (an integer one as a
+ * JSON integer with every digit) and the last cumulative integral (null without them). */
+static void json_scan(FILE *f, const gp_result_scan *sc)
+{
+    char nb[GP_I128_DEC_LEN];
+    jkey_str(f, 1, "cumsum_dataset", sc->cumsum_dset[0] ? sc->cumsum_dset : NULL);
+    jkey(f, 1, "cumsum_total");
+    if (!sc->cumsum_dset[0]) fputs("null", f);
+    else if (sc->cumsum_type == GP_F64) jnum(f, "cumsum_total", sc->total);
+    else fputs(scan_total_text(sc, nb, sizeof nb), f);
+    jkey_str(f, 1, "cumint_dataset", sc->cumint_dset[0] ? sc->cumint_dset : NULL);
+    jkey(f, 1, "cumint_last");
+    if (sc->cumint_dset[0]) jnum(f, "cumint_last", sc->last_integral);
+    else fputs("null", f);
 }
 
 /* The rank exchange: steps, bytes, and per step its transport, times and bytes. */
@@ -555,8 +611,11 @@ static void json_output(FILE *f, const gp_result *r)
 static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
 {
     const gp_result_run *run = &r->run;
+    g_json.version = o->json_version == 1 ? 1 : 2; /* 2 also for a record not from the parser */
+    g_json.nf.count = 0;
     fprintf(f, "{\n  \"version\": ");
     jstr(f, gp_version());
+    if (g_json.version >= 2) jkey_int(f, 1, "report_version", g_json.version);
     jkey_int(f, 1, "ranks", run->ranks);
     jkey_str(f, 1, "backend", run->backend);
     jkey_int(f, 1, "gpus_visible", run->gpus_visible);
@@ -569,15 +628,21 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         json_input(f, &r->in);
         json_stats(f, r);
         json_sort(f, r);
+        json_scan(f, &r->scan);
         json_exchange(f, &r->xchg);
         json_output(f, r);
         gp_report_dist_json(f, r);
     }
+    if (g_json.version >= 2) { /* the names of the nulls above, with their values */
+        jkey(f, 1, "non_finite");
+        gp_json_nonfinite_write(f, &g_json.nf);
+    }
     jkey(f, 1, "times_ms");
     fputc('{', f);
     for (int i = 0; i < GP_NPHASES; i++) {
+        char tk[64];
         fprintf(f, "%s\n    ", i ? "," : "");
-        jstr(f, gp_phase_label(i));
+        jstr(f, gp_json_time_key(g_json.version, gp_phase_label(i), tk, sizeof tk));
         fprintf(f, ": %.6f", run->t[i] * 1e3);
     }
     fprintf(f, "\n  }\n}\n");
@@ -592,5 +657,5 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
 /* ---- the writers report_dist.c shares (report_dist.h) ---------------------------------- */
 
 void gp_report_jkey(FILE *f, int depth, const char *key) { jkey(f, depth, key); }
-void gp_report_jnum(FILE *f, double x) { jnum(f, x); }
+void gp_report_jnum(FILE *f, const char *key, double x) { jnum(f, key, x); }
 void gp_report_jstr_or_null(FILE *f, const char *s) { jstr_or_null(f, s); }

@@ -95,7 +95,7 @@ static void json_hist(FILE *f, const gp_result_dist *d)
     fputs("], \"edges\": [", f);
     for (int64_t i = 0; i <= d->bins; i++) {
         if (i) fputs(", ", f);
-        gp_report_jnum(f, d->edges[i]);
+        gp_report_jnum(f, "histogram.edges", d->edges[i]); /* finite: they increase */
     }
     fprintf(f, "], \"below\": %lld, \"above\": %lld, \"edge_dtype\": \"%s\"", (long long)d->below,
             (long long)d->above, gp_dtype_name(d->edge_type));
@@ -114,10 +114,12 @@ void gp_report_dist_json(FILE *f, const gp_result *r)
     if (d->nq > 0) {
         fputc('[', f);
         for (int i = 0; i < d->nq; i++) {
+            char key[32]; /* a non-finite value's name in version 2: its place */
+            snprintf(key, sizeof key, "quantiles[%d].value", i);
             fprintf(f, "%s{\"q\": ", i ? ", " : "");
-            gp_report_jnum(f, d->q[i]);
+            gp_report_jnum(f, "quantiles.q", d->q[i]);
             fputs(", \"value\": ", f);
-            gp_report_jnum(f, d->value[i]);
+            gp_report_jnum(f, key, d->value[i]);
             fputc('}', f);
         }
         fputc(']', f);

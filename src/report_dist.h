@@ -16,10 +16,11 @@ void gp_report_dist_print(const gp_result *r);
 void gp_report_dist_json(FILE *f, const gp_result *r);
 
 /* report.c's writers: the start of a member at depth 1 or 2 (",\n", the indent, "KEY": ),
- * a JSON number (NaN and infinities as the strings "nan", "inf", "-inf"; a finite
- * value always with a decimal point or an exponent). */
+ * a JSON number in the report's version (gp_json_number: a finite value always with a
+ * decimal point or an exponent; NaN and infinities as the strings "nan", "inf", "-inf" in
+ * version 1, as null named `key` in "non_finite" in version 2). */
 void gp_report_jkey(FILE *f, int depth, const char *key);
-void gp_report_jnum(FILE *f, double x);
+void gp_report_jnum(FILE *f, const char *key, double x);
 /* A JSON string (escaped), or null for NULL. */
 void gp_report_jstr_or_null(FILE *f, const char *s);
 

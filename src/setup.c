@@ -1,5 +1,6 @@
-/* setup.c — the start of a gpuprim_mpi run: which backend each rank uses, and the checks of
- * the outputs made before any work. */
+/* setup.c — the start of a gpuprim_mpi run: which backend each rank uses (with the CUDA
+ * context made early, startup.h), and the checks of the outputs made before any work: their
+ * paths, and the space --out takes. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "job.h"
 
@@ -8,10 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "gp_path.h"
 #include "gpuprim/h5io.h"
+#include "startup.h"
 
 /* ---- backend selection --------------------------------------------------------------- */
 
@@ -80,6 +83,7 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
         return GP_EXIT_FAIL;
     }
 
+    gp_proc_mark(GP_STEP_LOCAL_RANK);
     int err = 0, fell_back = 0, ndev = 0;
     char why[256] = "";
     *be = NULL;
@@ -88,7 +92,11 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
         if (ndev > 0) {
             gp_bind_choose(bind->local_rank, bind->local_size, ndev, &env, &choice);
             bind->device = choice.device;
+            /* the context made while MPI_Init ran, when MPI agrees (startup.h) */
+            const int early = gp_early_cuda_take(bind->device, bind->local_rank);
+            if (!early) gp_proc_mark(GP_STEP_DEVICE);
             *be = gp_backend_cuda(bind->device, why, sizeof why);
+            if (*be && !early) gp_proc_mark(GP_STEP_CONTEXT);
             if (!*be) {
                 err = GP_EXIT_DEVICE;
                 snprintf(msg, msglen, "rank %d (%s): cannot use CUDA device %d: %s", rank,
@@ -126,7 +134,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     MPI_Allreduce(&mine_per_gpu, &per_gpu, 1, MPI_INT, MPI_MAX, comm);
     if (rank == 0) {
         if (any_fell)
-            fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend\n", why[0] ? why : "no CUDA device visible");
+            fprintf(stderr, "gpuprim_mpi: notice: %s; using the CPU backend (--backend cpu "
+                    "chooses it without this notice)\n", why[0] ? why : "no CUDA device visible");
         if (per_gpu > 1 && !o->quiet)
             fprintf(stderr, "gpuprim_mpi: warning: up to %d ranks share one GPU (more ranks than visible GPUs on a node)\n",
                     per_gpu);
@@ -181,4 +190,39 @@ int gp_check_outputs(MPI_Comm comm, const gp_options *o, char *msg, size_t msgle
         }
     }
     return gp_agree(comm, err, msg, msglen);
+}
+
+/* ---- the space --out takes ------------------------------------------------------------ */
+
+uint64_t gp_out_bytes_need(int64_t n, size_t value_bytes, int argsort, size_t payload_bytes)
+{
+    const uint64_t per = (uint64_t)value_bytes + (argsort ? 8u : 0u) + (uint64_t)payload_bytes;
+    const uint64_t count = n > 0 ? (uint64_t)n : 0;
+    if (per > 0 && count > (UINT64_MAX - GP_OUT_META_MARGIN) / per) return UINT64_MAX;
+    return count * per + GP_OUT_META_MARGIN;
+}
+
+/* bytes as "N bytes (X.Y GiB)", or MiB below 1 GiB */
+static const char *bytes_text(char *buf, size_t len, uint64_t b)
+{
+    const int gib = b >= ((uint64_t)1 << 30);
+    snprintf(buf, len, "%llu bytes (%.1f %s)", (unsigned long long)b,
+             (double)b / (gib ? 1073741824.0 : 1048576.0), gib ? "GiB" : "MiB");
+    return buf;
+}
+
+int gp_check_out_space(const char *out, uint64_t need, char *msg, size_t msglen)
+{
+    char dir[PATH_MAX];
+    struct statvfs fs;
+    if (gp_path_folder(out, dir, sizeof dir, NULL) != 0 || statvfs(dir, &fs) != 0) return 0;
+    /* the blocks this user may take: root may also take the file system's reserve */
+    const uint64_t blocks = geteuid() == 0 ? (uint64_t)fs.f_bfree : (uint64_t)fs.f_bavail;
+    const uint64_t unit = fs.f_frsize ? (uint64_t)fs.f_frsize : (uint64_t)fs.f_bsize;
+    const uint64_t avail = unit && blocks > UINT64_MAX / unit ? UINT64_MAX : blocks * unit;
+    if (need <= avail) return 0;
+    char nt[64], at[64];
+    snprintf(msg, msglen, "--out %s needs %s and its file system has %s free; nothing was read "
+             "or written", out, bytes_text(nt, sizeof nt, need), bytes_text(at, sizeof at, avail));
+    return GP_EXIT_WRITE;
 }

@@ -16,7 +16,6 @@ instead: exit codes and messages of bad input, faults (also inside an exchange s
 either transport, and a failed shared-transport setup), function mode, the generator.
 Exit 0 when everything passes, 77 when --backend cuda finds no GPU.
 """
-import json
 import math
 import os
 import sys
@@ -26,6 +25,7 @@ import h5py
 import numpy as np
 
 from e2e_common import arg_parser, check, cuda_missing, fresh_dir, prog, run_mpi, summary, test_seed
+from e2e_common import read_report  # noqa: E402
 
 np.seterr(all="ignore")
 
@@ -146,7 +146,7 @@ def check_case(args, name, path, dset, opts):
     check(p.returncode == 0, f"{name}: exit {p.returncode}: {p.stderr.strip()[-400:]}")
     if p.returncode != 0:
         return
-    r = json.load(open(rj))
+    r = read_report(rj)
     with h5py.File(path, "r") as f:
         if dset is None:
             names = []
@@ -218,7 +218,7 @@ def compare_transport(args, name, cmd, out, rj, r):
     p = run(args, cmd2)
     if not check(p.returncode == 0, f"{name} --transport {other}: exit {p.returncode}: {p.stderr.strip()[-400:]}"):
         return
-    r2 = json.load(open(rj2))
+    r2 = read_report(rj2)
 
     def datasets(path):
         got = {}
@@ -261,7 +261,7 @@ def check_drivers(args, rng):
         check(p.returncode == 0, f"drivers --io {io}: exit {p.returncode}: {p.stderr[-300:]}")
         if p.returncode:
             return
-        r = json.load(open(rj))
+        r = read_report(rj)
         check(r["options"]["io"] == io, f"drivers --io {io}: JSON options.io {r['options']['io']}")
         want = "mpiio" if io == "mpiio" else "posix"  # auto: posix on the test's file system
         check(r.get("io_read") == want and r.get("io_write") == want,
@@ -390,7 +390,7 @@ def check_cli(args, rng):
         with h5py.File(fo, "r") as f:
             check(np.array_equal(f["data"][()], np.sort(h5py.File(good, "r")["data"][()])),
                   "cli xsetup under auto: output sorted")
-        used = {s["transport"] for s in json.load(open(rj))["exchange_step_times"]} - {"none"}
+        used = {s["transport"] for s in read_report(rj)["exchange_step_times"]} - {"none"}
         check(used == {"mpi"}, f"cli xsetup under auto: steps went through {used}, not mpi")
     # partners on different nodes (GPUPRIM_EXCHANGE_NODE_RANKS makes "nodes" of that many
     # ranks): an error with --transport shared, shared and mpi steps under auto (CUDA; all
@@ -404,7 +404,7 @@ def check_cli(args, rng):
     p = run_mpi(args, 4, [mpi, good, "--quiet", "--backend", args.backend, "--json", rj], timeout=120,
                 env=dict(os.environ, GPUPRIM_EXCHANGE_NODE_RANKS="2"))
     if check(p.returncode == 0, f"cli auto across nodes: exit {p.returncode} {p.stderr[-300:]}"):
-        used = [s["transport"] for s in json.load(open(rj))["exchange_step_times"]]
+        used = [s["transport"] for s in read_report(rj)["exchange_step_times"]]
         want = ["mpi"] * 3 if host else ["shared", "mpi", "shared"]
         check(used == want, f"cli auto across nodes of 2: steps {used}, want {want}")
     expect([mpi, good, "--transport", "tcp"], 2, "--transport", "bad transport")
@@ -429,7 +429,7 @@ def check_cli(args, rng):
                            "--backend", args.backend, "--json", rj, "--quiet"], np_=P)
             check(p.returncode == 0, f"function {fn} P={P}: exit {p.returncode} {p.stderr[-300:]}")
             if p.returncode == 0:
-                vals.append(json.load(open(rj))["integral"])
+                vals.append(read_report(rj)["integral"])
         h = (b - a) / 1e6
         for P, v in zip((1, 2, 3, 5, 8), vals):
             # trapezoid error ~ (b-a) h^2 max|f''| / 12

@@ -16,7 +16,6 @@ killed). The inputs that must be read (a soft link and external links that resol
 unlimited chunked datasets, chunks never written, empty datasets) are checked against h5py + numpy: count, sum,
 min, max and the sorted --out file. Exit 0 when everything passes.
 """
-import json
 import os
 import shutil
 import subprocess
@@ -29,6 +28,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import h5_fixtures  # noqa: E402  (the independent writer of the inputs)
 from e2e_common import arg_parser, check, run_mpi, summary  # noqa: E402
+from e2e_common import read_report  # noqa: E402
 
 
 def run(args, P, cmd, env=None):
@@ -124,6 +124,17 @@ def bad_cases(fx):
         ("truncated file", os.path.join(fx, "badinput_trunc.h5"), [], 3,
          ["cannot open", "truncated file"]),
         ("missing dataset", B, ["--dataset", "nope"], 4, ["/nope", "no such dataset"]),
+        # a missing dataset names the file's numeric datasets nearest to it: by the last
+        # component, by edit distance; with none near, the few there are
+        ("missing dataset, the nearest named", os.path.join(fx, "badinput_several.h5"),
+         ["--dataset", "b"], 4, ["/b: no such dataset (did you mean /g/b?)"]),
+        ("missing dataset, a typo in a group", os.path.join(fx, "badinput_several.h5"),
+         ["--dataset", "/h/b"], 4, ["/h/b: no such dataset (did you mean /g/b?)"]),
+        ("missing dataset, none near", os.path.join(fx, "badinput_several.h5"),
+         ["--dataset", "/zzzzzz"], 4,
+         ["/zzzzzz: no such dataset (numeric datasets in the file: /a, /c, /g/b)"]),
+        ("--x missing, the nearest named", B, ["--dataset", "target", "--x", "targte"], 4,
+         ["/targte: no such dataset (did you mean /target?) (--x)"]),
         ("group as dataset", B, ["--dataset", "grp"], 4, ["/grp", "not a dataset (a group)"]),
         ("empty dataset name", B, ["--dataset", ""], 4, ["empty dataset name"]),
         ("missing filter", os.path.join(fx, "badinput_filter.h5"), [], 5,
@@ -133,6 +144,12 @@ def bad_cases(fx):
         # options
         ("unknown option", B, ["--dataset", "target", "--frobnicate"], 2,
          ["unknown option", "--frobnicate"]),
+        # a misspelled option: the nearest of getopt_long's table
+        ("misspelled --dataset", B, ["--datset", "target"], 2,
+         ["unknown option --datset: did you mean --dataset? (see --help)"]),
+        ("--Dataset", B, ["--Dataset", "target"], 2, ["did you mean --dataset?"]),
+        ("--ouput", B, ["--dataset", "target", "--ouput", "o.h5"], 2,
+         ["unknown option --ouput: did you mean --out?"]),
         ("--dx 0", B, ["--dataset", "target", "--dx", "0"], 2, ["--dx"]),
         ("--dataset without a value", B, ["--dataset"], 2, ["--dataset", "needs a value"]),
         ("--out is the input", B, ["--dataset", "target", "--out", B, "--force"], 2,
@@ -227,7 +244,7 @@ def check_good(args, fx, outdir, P, name, dset):
         stored = d.dtype
         shape = list(d.shape)
         y = d[()].reshape(-1)
-    r = json.load(open(rj))
+    r = read_report(rj)
     check(r.get("shape") == shape, f"{tag}: shape {r.get('shape')} in the report, want {shape}")
     if len(shape) > 1:  # the summary line names the shape of a multi-dimensional dataset
         rc2, out2, _, _ = run(args, P, [os.path.join(args.bin, "gpuprim_mpi"), B, "--dataset",
@@ -292,7 +309,7 @@ def check_types(args, fx, outdir, P):
     check(rc == 0 and "(bfloat16 little-endian, read as f32)" in first,
           f"{tag}: bfloat16: exit {rc}, summary {first!r}")
     if rc == 0:
-        r = json.load(open(rj))
+        r = read_report(rj)
         check(float(r["sum"]) == 2.75 and float(r["min"]) == -2.0 and float(r["max"]) == 3.0,
               f"{tag}: bfloat16 sum/min/max {r['sum']} {r['min']} {r['max']}, want 2.75 -2 3")
         os.remove(rj)
@@ -324,8 +341,10 @@ def check_targets(args, fx, outdir, P):
     """Output targets: what --out and --json must refuse before any work (a FIFO, a
     symbolic link, a device, the input as --json, --json and --out naming one file), and
     what they must write (a 250-byte file name, a 600-byte path); then a full disk (a
-    64 KiB tmpfs, where mount works) for --out, for --json, and for --json after an --out
-    elsewhere was written: exit 6 naming the reason, nothing left (no --out either)."""
+    64 KiB tmpfs, where mount works) for --out (found by the space check before the data are
+    read, and with that check passed blindly, GPUPRIM_FAULT=0:space, by the reservation at
+    the write), for --json, and for --json after an --out elsewhere was written: exit 6
+    naming the reason, nothing left (no --out either)."""
     d = os.path.join(outdir, "targets")
     os.makedirs(d)
     src = os.path.join(d, "in.h5")
@@ -347,7 +366,8 @@ def check_targets(args, fx, outdir, P):
         ("--out symlink --force", ["--out", link, "--force"], 6, ["is a symbolic link"]),
         ("--out existing", ["--out", keep], 6, ["exists (use --force"]),
         # an existing file that is not a JSON report (here the keep.h5 bytes) is kept
-        ("--json over data", ["--json", keep], 6, ["is not a JSON report", "not replaced"]),
+        ("--json over data", ["--json", keep], 6, ["is not a JSON report", "not replaced",
+                                                    "--force with --out replaces it"]),
         ("--json is the input", ["--json", src], 2, ["--json", "is the input file"]),
         ("--json is --out", ["--out", os.path.join(d, "o.h5"), "--json",
                              os.path.join(d, ".", "o.h5")], 2, ["is the --out file"]),
@@ -426,6 +446,13 @@ def check_targets(args, fx, outdir, P):
                             pass
                 # without --quiet: no summary may claim "written to" an --out that is gone
                 rc, so, err, _ = run(args, P, [x for x in base if x != "--quiet"] + opts)
+                if opts[0] == "--out" and "--json" not in opts:
+                    # found before the data are read; then, with the check passed blindly
+                    # (GPUPRIM_FAULT=0:space), by the reservation when the file is created
+                    one_error(f"np {P}: full disk --out, checked first", rc, err, 6,
+                              ["needs 531072 bytes", "free; nothing was read or written"])
+                    rc, so, err, _ = run(args, P, [x for x in base if x != "--quiet"] + opts,
+                                         env=dict(os.environ, GPUPRIM_FAULT="0:space"))
                 one_error(f"np {P}: full disk {opts[-2]}", rc, err, 6, ["No space left on device"])
                 check("written to" not in so, f"np {P}: full disk {opts[-2]}: the summary says "
                       f"'written to': {[l for l in so.splitlines() if 'written to' in l]}")
@@ -436,6 +463,46 @@ def check_targets(args, fx, outdir, P):
         finally:
             subprocess.run(["umount", full])
     shutil.rmtree(d)
+
+
+WRITER = r"""
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "w", libver=sys.argv[2])
+f.create_dataset("grid/temp", data=np.arange(100000, dtype=np.float32))
+print("ready", flush=True)
+sys.stdin.read()  # held open, unflushed, until the test closes our stdin
+f.close()
+"""
+
+
+def check_writing(args, outdir, P):
+    """A file that h5py still holds open in "w" mode, unflushed (a child process): the one
+    error line adds the likely cause, for the default format (the root group's object header
+    not on disk yet: bad object header version number) and libver "latest" (the superblock's
+    "already open for write" flags with posix; with mpiio the datasets' headers cannot be
+    listed). Once the writer has closed it, the same command reads it."""
+    exe = os.path.join(args.bin, "gpuprim_mpi")
+    for libver in ("earliest", "latest"):
+        path = os.path.join(outdir, f"writing_{libver}.h5")
+        w = subprocess.Popen([sys.executable, "-c", WRITER, path, libver], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            ready = w.stdout.readline().strip()
+            check(ready == "ready", f"np {P}: writer ({libver}) started: {ready!r}")
+            rc, _, err, _ = run(args, P, [exe, path, "--quiet", "--no-sort", "--backend",
+                                          args.backend])
+            tag = f"np {P}: file still open for writing ({libver})"
+            check(rc in (3, 4), f"{tag}: exit {rc}, want 3 or 4; {err.strip()[-300:]!r}")
+            ours = [l for l in err.splitlines() if l.startswith("gpuprim_mpi: error: ")]
+            good = len(ours) == 1 and "another program may still be writing" in ours[0]
+            check(good and os.path.basename(path) in ours[0], f"{tag}: the cause: {ours}")
+        finally:
+            w.stdin.close()
+            w.wait(timeout=60)
+        rc, _, err, _ = run(args, P, [exe, path, "--quiet", "--no-sort", "--backend", args.backend])
+        check(rc == 0, f"np {P}: the same file after its writer closed it ({libver}): exit {rc}; "
+                       f"{err.strip()[-300:]!r}")
+        os.remove(path)
 
 
 def main():
@@ -462,6 +529,7 @@ def main():
             check_good(args, fx, outdir, P, name, dset)
         check_types(args, fx, outdir, P)
         check_targets(args, fx, outdir, P)
+        check_writing(args, outdir, P)
     return summary()
 
 

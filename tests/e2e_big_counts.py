@@ -43,7 +43,6 @@ runs take about a minute each on 2 cores (page faults of 16 GiB dominate).
 Exit 0 when all pass, 1 on a failure, 77 when skipped (no GPU for --backend cuda, or too
 little memory).
 """
-import json
 import math
 import os
 import shutil
@@ -55,6 +54,7 @@ import numpy as np
 
 import e2e_common
 from e2e_common import arg_parser, check, cuda_missing, fresh_dir, run_gpuprim, summary, tally
+from e2e_common import read_report  # noqa: E402
 
 N = 2**31 + 37  # --n changes it (a quick try of the script on a small machine)
 CHUNK = 1000003
@@ -210,7 +210,7 @@ def small_sparse(args):
             tag = f"sparse /{name} np {P}"
             check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr.strip()[-300:]}")
             if p.returncode == 0:
-                r = json.load(open(rj))
+                r = read_report(rj)
                 check(r["count"] == n and float(r["sum"]) == float(want),
                       f"{tag}: count {r['count']} sum {r['sum']}, want {n} and {want}")
     print(f"small sparse file: {tally()}", flush=True)
@@ -279,7 +279,7 @@ def main():
         check(p.returncode == 0, f"{tag}: exit {p.returncode}")
         if p.returncode:
             continue
-        r = json.load(open(rj))
+        r = read_report(rj)
         want = expect(facts[ds], dx, rounded)
         got = got_of(r)
         for key in want:

@@ -41,7 +41,8 @@ import numpy as np
 
 np.seterr(all="ignore")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from e2e_common import arg_parser, check, cuda_missing, fresh_dir, run_gpuprim, summary, test_seed  # noqa: E402
+from e2e_common import (arg_parser, check, cuda_missing, fresh_dir, read_report, run_gpuprim,  # noqa: E402
+                        summary, test_seed)
 from np_dist_ref import np2_histogram, numpy_is_2, quantile_ref  # noqa: E402
 
 QS = [0.0, 1.0, 0.5, 0.25, 0.01, 0.99, 0.999, 1 / 3, 1e-9, 0.7]
@@ -50,7 +51,7 @@ CHUNK_LIMIT = 1 << 20  # GPUPRIM_DEVICE_MEM_LIMIT of the chunked runs
 
 
 def jnum(v):
-    """A JSON number of the report ("nan", "inf", "-inf" as strings) as a float."""
+    """A JSON number of the report (version 1's "nan", "inf", "-inf" as strings) as a float."""
     return float(v) if isinstance(v, str) else float(v)
 
 
@@ -112,18 +113,37 @@ def write_file(path, datasets):
 
 # ---- running and checking -------------------------------------------------------------------
 
-def run_json(args, P, path, dset, opts, tag, env=None):
-    """gpuprim_mpi PATH --dataset DSET OPTS --json J --quiet: the report, or None (a failed
-    check) when the run failed."""
+def check_layout(tag, raw, version):
+    """The quantile values as report `version` writes them: a number, or a non-finite one as
+    null named by its place in non_finite (2) or as its string in place (1)."""
+    texts = ("nan", "inf", "-inf")
+    nf = raw.get("non_finite")
+    for i, g in enumerate(raw.get("quantiles") or []):
+        v = g["value"]
+        if version == 2:
+            ok = (isinstance(v, float) and math.isfinite(v)) or (
+                v is None and nf.get(f"quantiles[{i}].value") in texts)
+        else:
+            ok = (isinstance(v, float) and math.isfinite(v)) or v in texts
+        check(ok, f"{tag}: report version {version}: quantiles[{i}].value {v!r} (non_finite {nf})")
+    check((raw.get("report_version"), nf is None) == ((2, False) if version == 2 else (None, True)),
+          f"{tag}: report version {version}: report_version {raw.get('report_version')}")
+
+
+def run_json(args, P, path, dset, opts, tag, env=None, version=2):
+    """gpuprim_mpi PATH --dataset DSET OPTS --json J --json-version VERSION --quiet: the report
+    (read_report's: version 2's nulls back as floats), or None (a failed check) when the run
+    failed."""
     js = os.path.join(args.work, "r.json")
     if os.path.exists(js):
         os.remove(js)
     p = run_gpuprim(args, P, [path, "--dataset", dset, "--backend", args.backend, "--quiet",
-                              "--json", js] + opts, env=env)
+                              "--json", js, "--json-version", str(version)] + opts, env=env)
     if not check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr.strip()[-400:]}"):
         return None
     with open(js) as f:
-        return json.load(f)
+        check_layout(tag, json.load(f), version)
+    return read_report(js)
 
 
 def hist_refs(a, bins, rng):
@@ -239,8 +259,10 @@ def run_dataset(args, P, path, name, a, unsorted=True, desc=False):
     rng = (lo, hi)
     if os.path.exists(out):
         os.remove(out)
+    # report version 1 here, 2 in the sorted run: both versions' quantiles the same bits
     jn = run_json(args, P, path, name, ["--no-sort", "--histogram", "7", "--range", repr(lo),
-                                        repr(hi), "--out", out] + qopt(QS), tag + " --no-sort")
+                                        repr(hi), "--out", out] + qopt(QS), tag + " --no-sort",
+                  version=1)
     if jn:
         check_hist(tag + " --no-sort --range", jn, a, 7, rng)
         check_out(tag + " --no-sort", out, "/" + name, jn, a)

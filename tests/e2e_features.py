@@ -18,7 +18,6 @@ usage: e2e_features.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --nps 1,3,4
   bounded by n * 2^-53 * sum|x|.
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
 """
-import json
 import math
 import os
 import sys
@@ -30,6 +29,7 @@ np.seterr(all="ignore")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import keys, read_dtype  # noqa: E402  (the same order keys as the main e2e test)
 from e2e_common import arg_parser, check, cuda_missing, fresh_dir, summary, test_seed  # noqa: E402
+from e2e_common import read_report  # noqa: E402
 from e2e_common import run_gpuprim as run  # noqa: E402  (gpuprim_mpi under mpirun: run(args, P, options))
 
 
@@ -140,7 +140,7 @@ def test_reproducible(args, rng):
                 p = run(args, P, cmd)
                 check(p.returncode == 0, f"adv {dset} P={P}: exit {p.returncode}: {p.stderr[-300:]}")
                 if p.returncode == 0:
-                    r = json.load(open(rj))
+                    r = read_report(rj)
                     (got if repro else plain)[P] = (r["sum"], r["mean"], r["l2_norm"], r["integral"])
         vals = list(got.values())
         check(len(vals) == len(args.nps) and all(v == vals[0] for v in vals),
@@ -182,7 +182,7 @@ def test_trapezoid_edges(args):
                 p = run(args, P, cmd)
                 tag = f"trapezoid {y} dx {dx} P={P}{' --reproducible' if repro else ''}"
                 if check(p.returncode == 0, f"{tag}: exit {p.returncode}: {p.stderr[-300:]}"):
-                    got = jnum(json.load(open(rj))["integral"])
+                    got = jnum(read_report(rj)["integral"])
                     check(got == want or (math.isnan(want) and math.isnan(got)),
                           f"{tag}: integral {got!r}, want {want!r}")
 

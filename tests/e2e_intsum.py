@@ -21,7 +21,6 @@ usage: e2e_intsum.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --nps 1,2,...
   (exact -9); a b - a that overflows is still a usage error (exit 2).
 Exit 0 when all pass, 77 when --backend cuda finds no GPU.
 """
-import json
 import os
 import re
 import sys
@@ -31,6 +30,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_common import arg_parser, check, cuda_missing, fresh_dir, summary, test_seed  # noqa: E402
+from e2e_common import read_report  # noqa: E402
 from e2e_common import run_gpuprim as run  # noqa: E402  (gpuprim_mpi under mpirun: run(args, P, options))
 
 I64_MAX, I64_MIN, U64_MAX = 2**63 - 1, -2**63, 2**64 - 1
@@ -108,8 +108,7 @@ def run_case(args, P, name, path, vals, dt, extra=(), env=None, tag=""):
     what = f"{name} P={P}{tag}"
     if not check(p.returncode == 0, f"{what}: exit {p.returncode}: {p.stderr[-300:]}"):
         return None
-    with open(rj) as f:
-        r = json.load(f)
+    r = read_report(rj)
     s, mean, trap = expected(vals)
     check(summary_sum(p.stdout) == str(s), f"{what}: summary sum {summary_sum(p.stdout)!r}, want {s}")
     check(type(r["sum"]) is int and r["sum"] == s, f"{what}: JSON sum {r['sum']!r}, want {s}")
@@ -155,7 +154,7 @@ def test_float_sum_stays_float(args, rng):
     rj = os.path.join(args.work, "f64.json")
     p = run(args, args.nps[-1], [path, "--backend", args.backend, "--no-sort", "--quiet", "--json", rj])
     if check(p.returncode == 0, f"f64: exit {p.returncode}: {p.stderr[-300:]}"):
-        r = json.load(open(rj))
+        r = read_report(rj)
         check(type(r["sum"]) is float, f"f64: JSON sum {r['sum']!r} is not a float")
         check(abs(r["sum"] - float(np.sum(a))) <= 1e-12 * float(np.sum(np.abs(a))), "f64: sum")
 
@@ -166,7 +165,7 @@ def function_run(args, P, fn, a, b, tag):
                       "--backend", args.backend, "--json", rj])
     if not check(p.returncode == 0, f"function {fn} [{a}, {b}] P={P}: exit {p.returncode}: {p.stderr[-300:]}"):
         return None
-    r = json.load(open(rj))
+    r = read_report(rj)
     return r["integral"], r["exact"], p.stdout
 
 

@@ -40,6 +40,7 @@ np.seterr(all="ignore")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e import close, jnum, read_dtype  # noqa: E402  (the main e2e test's helpers)
 from e2e_common import arg_parser, check, cuda_missing, fresh_dir, run_gpuprim, summary, test_seed  # noqa: E402
+from e2e_common import read_report  # noqa: E402
 
 LIMIT = 1 << 20          # the small device memory of the chunked runs, bytes
 N = 3000017              # elements: odd, N % 3 = 2, so the shards of 3 ranks differ
@@ -137,7 +138,7 @@ def test_stats(args, path):
                 check(p.returncode == 0, f"{tag} {mode}: exit {p.returncode}: {p.stderr[-400:]}")
                 if p.returncode:
                     continue
-                res[mode] = json.load(open(rj))
+                res[mode] = read_report(rj)
                 notes = CHUNK_RE.findall(p.stderr)
                 if mode.startswith("whole"):
                     check(not notes, f"{tag} {mode}: chunked without a memory limit: {p.stderr[-300:]}")
@@ -262,7 +263,7 @@ def test_pieces(args, path):
                 check(p.returncode == 0, f"{tag} {mode}: exit {p.returncode}: {p.stderr[-400:]}")
                 if p.returncode:
                     break
-                res = json.load(open(rj))
+                res = read_report(rj)
                 with h5py.File(out, "r") as f:
                     outs = {k: f[k][()] for k in f}
                 got[mode] = (res, outs)

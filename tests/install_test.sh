@@ -38,6 +38,25 @@ for v in lib cfg ver pc; do
   eval "val=\$$v"
   [ -n "$val" ] || { echo "FAIL: $v (libgpuprim.a / gpuprimConfig.cmake / ...Version / gpuprim.pc) not installed"; fail=1; }
 done
+# the man pages, and they render: man -l (man-db) or groff, whichever is there
+for page in gpuprim_mpi gpuprim_gen; do
+  f=$prefix/share/man/man1/$page.1
+  if [ ! -f "$f" ]; then echo "FAIL: share/man/man1/$page.1 not installed"; fail=1; continue; fi
+  if command -v man >/dev/null 2>&1; then
+    text=$(MANWIDTH=80 man -l "$f" 2>"$work/man_$page.err") # plain text into a pipe
+  elif command -v groff >/dev/null 2>&1; then
+    text=$(groff -man -Tascii -P-cbou "$f" 2>"$work/man_$page.err")
+  else
+    echo "note: neither man nor groff is installed: $page.1 is not rendered"; continue
+  fi
+  for want in NAME SYNOPSIS OPTIONS "EXIT STATUS" "$page" "--help"; do
+    printf '%s\n' "$text" | grep -q -- "$want" ||
+      { echo "FAIL: the rendered $page(1) lacks '$want'"; fail=1; }
+  done
+  if [ -s "$work/man_$page.err" ]; then
+    echo "FAIL: rendering $page(1) warned:"; cat "$work/man_$page.err"; fail=1
+  fi
+done
 [ "$fail" = 0 ] || exit 1
 # the installed headers must not reach into the source tree
 if grep -n '"\.\./' "$prefix"/include/gpuprim/*.h; then echo "FAIL: relative include in installed headers"; exit 1; fi

@@ -11,6 +11,7 @@ import numpy as np
 np.seterr(all="ignore")
 path, dset, rj = sys.argv[1:4]
 r = json.load(open(rj))
+r.update({k: float(v) for k, v in r.get("non_finite", {}).items()})  # report version 2's nulls
 y = h5py.File(path, "r")[dset][()].reshape(-1)
 yd = y.astype(np.float64)
 fin = ~np.isnan(yd)

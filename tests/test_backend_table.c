@@ -20,6 +20,7 @@
     X(upload, 0) X(download, 0) X(upload_async, 0) X(upload_wait, 0) X(download_async, 0)   \
     X(download_wait, 0) X(copy, 0) X(synchronize, 0)                                         \
     X(stats, 0) X(trap_x, 0) X(trap_fn, 0) X(exact_sum, 0)                                   \
+    X(cumsum, 0) X(cumint, 0)                                                                \
     X(to_keys, 0) X(from_keys, 0) X(sort, 0) X(sort_values, 0) X(sort_spare, 1)             \
     X(merge_split, 0) X(merge_path, 0)                                                       \
     X(ipc_get, 0) X(ipc_open, 0) X(ipc_close, 0)                                             \

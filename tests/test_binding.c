@@ -3,7 +3,9 @@
  * No MPI, no GPU: gp_bind_choose gets node-local ranks, visible-device counts and
  * environments as plain values (and once through setenv/unsetenv and
  * gp_bind_env_from_process), as mpirun, `srun --gpus-per-task=1` (with and without device
- * cgroups) and `srun --gpus=K` would give them. Exit 0 when every check passes.
+ * cgroups) and `srun --gpus=K` would give them; the launchers' node-local rank and node
+ * count read before MPI_Init, and the start and end knobs (startup.h). Exit 0 when every
+ * check passes.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -15,7 +17,12 @@
 
 static gp_bind_env env4(const char *cvd, const char *localid, const char *step, const char *job)
 {
-    gp_bind_env e = {cvd, localid, step, job};
+    gp_bind_env e;
+    memset(&e, 0, sizeof e);
+    e.cuda_visible_devices = cvd;
+    e.slurm_localid = localid;
+    e.slurm_step_gpus = step;
+    e.slurm_job_gpus = job;
     return e;
 }
 
@@ -165,6 +172,19 @@ static void test_process_env(void)
     CHECK(c.local_rank == 2 && c.device == 0 && strcmp(c.gpu_key, "3") == 0 && !c.shared,
           "process env: local %d device %d key %s shared %d", c.local_rank, c.device, c.gpu_key,
           c.shared);
+    setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", 1);
+    setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
+    setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "8", 1);
+    setenv("GPUPRIM_EARLY_CUDA", "0", 1);
+    gp_bind_env_from_process(&e);
+    gp_start_knobs k;
+    gp_bind_start_knobs(&e, &k);
+    CHECK(gp_bind_launcher_local_rank(&e) == 1 && gp_bind_one_node(&e) && !k.early_cuda,
+          "getenv: the launcher's variables and the knobs");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    unsetenv("OMPI_COMM_WORLD_SIZE");
+    unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    unsetenv("GPUPRIM_EARLY_CUDA");
     unsetenv("CUDA_VISIBLE_DEVICES");
     unsetenv("SLURM_LOCALID");
     unsetenv("SLURM_STEP_GPUS");
@@ -172,6 +192,85 @@ static void test_process_env(void)
     gp_bind_env_from_process(&e);
     CHECK(!e.cuda_visible_devices && !e.slurm_localid && !e.slurm_step_gpus && !e.slurm_job_gpus,
           "unset variables read as NULL");
+}
+
+/* the node-local rank before MPI_Init: the launchers' variables in their order */
+static void test_launcher_local_rank(void)
+{
+    gp_bind_env e;
+    memset(&e, 0, sizeof e);
+    CHECK(gp_bind_launcher_local_rank(&e) == -1, "no variable: unknown");
+    CHECK(gp_bind_launcher_local_rank(NULL) == -1, "NULL env: unknown");
+    e.pmi_local_rank = "6";
+    CHECK(gp_bind_launcher_local_rank(&e) == 6, "PMI_LOCAL_RANK alone");
+    e.slurm_localid = "5";
+    CHECK(gp_bind_launcher_local_rank(&e) == 5, "SLURM_LOCALID before PMI_LOCAL_RANK");
+    e.mpich_local_rank = "4";
+    CHECK(gp_bind_launcher_local_rank(&e) == 4, "MPI_LOCALRANKID before SLURM_LOCALID");
+    e.ompi_local_rank = "3";
+    CHECK(gp_bind_launcher_local_rank(&e) == 3, "OMPI_COMM_WORLD_LOCAL_RANK first");
+    e.ompi_local_rank = "";
+    CHECK(gp_bind_launcher_local_rank(&e) == 4, "an empty variable counts as unset");
+    e.mpich_local_rank = "x1";
+    CHECK(gp_bind_launcher_local_rank(&e) == -1, "a malformed first value: unknown, no guess");
+    e.mpich_local_rank = "-2";
+    CHECK(gp_bind_launcher_local_rank(&e) == -1, "a negative value: unknown");
+    e.mpich_local_rank = "12 ";
+    CHECK(gp_bind_launcher_local_rank(&e) == 12, "trailing blanks");
+    /* the early device then follows the one rule: local rank mod visible */
+    memset(&e, 0, sizeof e);
+    e.ompi_local_rank = "5";
+    gp_bind_choice c;
+    const int lr = gp_bind_launcher_local_rank(&e);
+    CHECK(gp_bind_choose(lr, lr + 1, 4, &e, &c) == 0 && c.device == 1,
+          "early choice of local rank 5 on 4 GPUs: device %d", c.device);
+}
+
+/* every rank on this node, as the launcher says it */
+static void test_one_node(void)
+{
+    gp_bind_env e;
+    memset(&e, 0, sizeof e);
+    CHECK(!gp_bind_one_node(&e) && !gp_bind_one_node(NULL), "no variable: not known");
+    e.ompi_world_size = "4";
+    e.ompi_local_size = "4";
+    CHECK(gp_bind_one_node(&e), "Open MPI: 4 of 4 on this node");
+    e.ompi_local_size = "2";
+    CHECK(!gp_bind_one_node(&e), "Open MPI: 2 of 4 on this node");
+    e.ompi_local_size = NULL;
+    CHECK(!gp_bind_one_node(&e), "Open MPI: no local size");
+    e.ompi_world_size = "0";
+    e.ompi_local_size = "0";
+    CHECK(!gp_bind_one_node(&e), "a world of 0 ranks");
+    memset(&e, 0, sizeof e);
+    e.slurm_step_nodes = "1";
+    CHECK(gp_bind_one_node(&e), "Slurm: a step on one node");
+    e.slurm_step_nodes = "2";
+    CHECK(!gp_bind_one_node(&e), "Slurm: a step on two nodes");
+    e.slurm_step_nodes = "1x";
+    CHECK(!gp_bind_one_node(&e), "Slurm: a malformed node count");
+}
+
+static void test_start_knobs(void)
+{
+    gp_start_knobs k;
+    gp_bind_start_knobs(NULL, &k);
+    CHECK(!k.trace && k.early_cuda && k.fast_mpi_init && !k.free_at_exit, "the defaults");
+    gp_bind_env e;
+    memset(&e, 0, sizeof e);
+    e.trace_startup = "1";
+    e.early_cuda = "0";
+    e.fast_mpi_init = "0";
+    e.free_at_exit = "1";
+    gp_bind_start_knobs(&e, &k);
+    CHECK(k.trace && !k.early_cuda && !k.fast_mpi_init && k.free_at_exit, "every knob turned");
+    e.trace_startup = "yes";
+    e.early_cuda = "1";
+    e.fast_mpi_init = "";
+    e.free_at_exit = "0";
+    gp_bind_start_knobs(&e, &k);
+    CHECK(!k.trace && k.early_cuda && k.fast_mpi_init && !k.free_at_exit,
+          "only \"1\" turns a knob on, only \"0\" off");
 }
 
 int main(void)
@@ -182,5 +281,8 @@ int main(void)
     test_no_gpu();
     test_ranks_per_gpu();
     test_process_env();
+    test_launcher_local_rank();
+    test_one_node();
+    test_start_knobs();
     return gp_check_done(NULL);
 }

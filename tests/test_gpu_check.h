@@ -1,13 +1,15 @@
-/* test_gpu_check.h — the checks of the GPU tests (test_gpu_kernels.c, test_gpu_pairs_sums.c):
- * every check is counted against a case (what is tested, dtype, n, data), a failure prints
- * one line "FAIL case=... dtype=... n=... dist=...: message" (the first MAX_PRINTED), and a
- * failing GPU call prints the backend's last_error. The host unit tests use test_check.h.
+/* test_gpu_check.h — the checks of the GPU tests (test_gpu_kernels.c, test_gpu_pairs_sums.c,
+ * test_gpu_scan.c): every check is counted against a case (what is tested, dtype, n, data), a
+ * failure prints one line "FAIL case=... dtype=... n=... dist=...: message" (the first
+ * MAX_PRINTED), and a failing GPU call prints the backend's last_error; xmalloc for their host
+ * buffers. The host unit tests use test_check.h.
  * Include once, in the test's one source file; G is the CUDA backend under test. */
 #ifndef TEST_GPU_CHECK_H
 #define TEST_GPU_CHECK_H
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "gpuprim/kernels.h"
 
@@ -42,6 +44,17 @@ static void failf(const tcase *c, const char *fmt, ...)
            (unsigned)c->t < GP_NDTYPES ? gp_dtype_name(c->t) : "-", (long long)c->n, c->dist,
            what);
     fflush(stdout);
+}
+
+/* Host memory of `bytes` bytes (at least 1), or exit(2) with one line on stderr. */
+static inline void *xmalloc(size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
+        exit(2);
+    }
+    return p;
 }
 
 /* Counts a check: passes when cond, else prints a failure line. */

@@ -45,16 +45,6 @@
 #include "test_gpu_check.h" /* G, CHECK, GPU_OK, failf, tcase */
 #include "test_cuts.h" /* gp_test_random_cuts */
 
-static void *xmalloc(size_t bytes)
-{
-    void *p = malloc(bytes ? bytes : 1);
-    if (!p) {
-        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
-        exit(2);
-    }
-    return p;
-}
-
 /* ---- random data ---------------------------------------------------------------------- */
 
 static uint64_t g_rng;

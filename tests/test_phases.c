@@ -1,6 +1,6 @@
 /* test_phases.c — the job's phase vocabulary (src/phases.c): the time rows' labels in the
- * report's order (the summary's table, the JSON's times_ms keys), the progress lines and the
- * GPUPRIM_FAULT names exactly as users and the tests know them, and the table's shape: every
+ * report's order (the summary's table, the JSON's times_ms keys; the job's phases and total,
+ * then startup and teardown), the progress lines and the GPUPRIM_FAULT names exactly as users and the tests know them, and the table's shape: every
  * word counts towards a labelled row, only rows carry a label, no two words share a fault
  * name, and the look-ups answer NULL out of range. No MPI. Exit 0 when every check passes. */
 #define _POSIX_C_SOURCE 200809L
@@ -16,14 +16,16 @@ static int same(const char *a, const char *b) { return a == b || (a && b && strc
 static void test_rows(void)
 {
     static const char *const rows[GP_NPHASES] = {
-        "alloc", "read", "upload", "reduce", "integrate", "local sort", "rank exchange",
-        "verify", "distribution", "write", "total"};
+        "alloc", "read", "upload", "reduce", "integrate", "scan", "local sort",
+        "rank exchange", "verify", "distribution", "write", "total", "startup", "teardown"};
     for (int i = 0; i < GP_NPHASES; i++) {
         CHECK(same(gp_phase_label(i), rows[i]), "row %d: '%s', want '%s'", i,
               gp_phase_label(i) ? gp_phase_label(i) : "(null)", rows[i]);
         CHECK(gp_phase_words[i].row == (gp_phase_id)i, "row %d counts towards itself", i);
     }
-    CHECK(GP_PH_TOTAL == GP_NPHASES - 1, "total is the last row");
+    CHECK(GP_PH_TOTAL == 11, "total is row 11, after the job's phases");
+    CHECK(GP_PH_STARTUP == GP_NPHASES - 2 && GP_PH_TEARDOWN == GP_NPHASES - 1,
+          "startup and teardown, outside the job, are the last rows");
 }
 
 static void test_words(void)
@@ -38,12 +40,15 @@ static void test_words(void)
         {GP_PH_UPLOAD, "upload", "upload", NULL},
         {GP_PH_REDUCE, "reduce", "reduce", "reduce"},
         {GP_PH_INTEGRATE, "integrate", "integrate", NULL},
+        {GP_PH_SCAN, "scan", "scan", "scan"},
         {GP_PH_SORT, "local sort", "local sort", "sort"},
         {GP_PH_EXCHANGE, "rank exchange", "rank exchange", "exchange"},
         {GP_PH_VERIFY, "verify", "verify", NULL},
         {GP_PH_DIST, "distribution", NULL, NULL},
         {GP_PH_WRITE, "write", "write", "write"},
         {GP_PH_TOTAL, "total", NULL, NULL},
+        {GP_PH_STARTUP, "startup", NULL, NULL},
+        {GP_PH_TEARDOWN, "teardown", NULL, NULL},
         {GP_PH_OPEN, "read", NULL, NULL},
         {GP_PH_PLAN, "read", NULL, NULL},
         {GP_PH_COMBINE, "reduce", NULL, NULL},
@@ -52,6 +57,7 @@ static void test_words(void)
         {GP_PH_PREAD, "read", NULL, "pread"},
         {GP_PH_PWRITE, "write", NULL, "pwrite"},
         {GP_PH_TMPFILE, "write", NULL, "tmpfile"},
+        {GP_PH_SPACE, "read", NULL, "space"},
         {GP_PH_HIST, "distribution", "histogram", "hist"},
         {GP_PH_QUANT, "distribution", "quantiles", "quantiles"},
         {GP_PH_DISTINCT, "distribution", "distinct", "distinct"},

@@ -92,6 +92,20 @@ int main(void)
               t.read_piece_bytes == 0,
           "unset: every default");
     test_read_piece(&none);
+    CHECK(t.scan_algo == 0, "unset: scan_algo %d", t.scan_algo);
+
+    /* GPUPRIM_SCAN_ALGO: the two words exactly, anything else the default (0) */
+    const struct { const char *s; int want; } sk[] = {
+        {"lookback", GP_SCAN_ALGO_LOOKBACK}, {"rts", GP_SCAN_ALGO_RTS}, {"", 0},
+        {"RTS", 0}, {"rts ", 0}, {"1", 0}, {"look", 0},
+    };
+    for (size_t i = 0; i < sizeof sk / sizeof sk[0]; i++) {
+        gp_tuning_env x = none;
+        x.scan_algo = sk[i].s;
+        t = parse(x);
+        CHECK(t.scan_algo == sk[i].want, "GPUPRIM_SCAN_ALGO '%s': %d, want %d", sk[i].s,
+              t.scan_algo, sk[i].want);
+    }
 
     /* the exchange's knobs: digits alone, positive; the piece at most 2^30; stage only "1" */
     const struct { const char *piece, *stage, *nodes; int64_t want_piece; int want_stage, want_nodes; } xk[] = {

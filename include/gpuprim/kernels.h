@@ -214,6 +214,32 @@ double gp_stats_mean(const gp_stats *s);
  * NaN for a float t or without has_isum. */
 double gp_stats_int_trap_bracket(gp_dtype t, const gp_stats *s);
 
+/* ---- prefix scans ---------------------------------------------------------------------- */
+/* The state a prefix scan carries from one piece of a sequence to the next (chunks of a
+ * shard, shards of ranks), so that a sequence scanned piece by piece, each piece's call
+ * starting from the carry the previous call left, is the scan of the whole sequence
+ * (gp_backend.cumsum and cumint say what each field means for each). Plain data: MPI moves
+ * it as bytes. Start one with gp_scan_carry_start. */
+typedef struct gp_scan_carry {
+    double hi, lo;       /* float sums: the running total as the unevaluated sum hi + lo (a
+                            double-double: |lo| <= ulp(hi) / 2); a non-finite hi (+inf, -inf,
+                            NaN) is the total itself, as a sequential float64 sum would have
+                            it, and lo is then 0. Starts as -0.0 + -0.0: the identity of IEEE
+                            addition, so a sum of -0.0 values stays -0.0 */
+    gp_i128 isum;        /* integer cumsum: the exact running total */
+    double yprev, xprev; /* cumint: the last sample scanned (as double) and its coordinate */
+    int64_t index;       /* the global index of the next element (each call adds its n): the
+                            index an integer overflow is reported at */
+    int64_t overflow;    /* integer cumsum: the first global index whose prefix sum does not
+                            fit the output type; -1 while none has */
+    int32_t has_prev;    /* cumint: 1 when yprev / xprev hold the sample before the next */
+    int32_t reserved;    /* 0 (keeps the record free of padding bytes) */
+} gp_scan_carry;
+
+/* A carry at the start of a sequence whose next element has global index `index`: totals
+ * -0.0 and 0, no previous sample, no overflow (-1). */
+gp_scan_carry gp_scan_carry_start(int64_t index);
+
 /* ---- built-in integrands (the chapter's Dev_trap) ------------------------------------- */
 typedef enum gp_func {
     GP_FN_X2 = 0,    /* x*x            */
@@ -293,9 +319,9 @@ struct gp_hist_spec; struct gp_frange; struct gp_select; struct gp_runs;
  * meaning; the CPU one is also the tests' oracle for the CUDA one. Every entry that
  * returns results to the host has finished its device work when it returns.
  * The entries are grouped by lifecycle, as a job uses them: identity and capabilities,
- * device memory, transfers, statistics and integrals, sort and keys, the merge of the rank
- * exchange's data plane, inter-process mapping, histograms and selection, errors. Both tables
- * fill them by name.
+ * device memory, transfers, statistics and integrals, prefix scans, sort and keys, the merge
+ * of the rank exchange's data plane, inter-process mapping, histograms and selection, errors.
+ * Both tables fill them by name.
  * Every entry is mandatory (never NULL) except those marked "Optional" (sort_spare);
  * tests/test_backend_table.c checks both tables. */
 typedef struct gp_backend {
@@ -406,6 +432,51 @@ typedef struct gp_backend {
      * order or split of the input. */
     int (*exact_sum)(gp_dtype t, const void *y, int64_t n, unsigned what,
                      struct gp_superacc *acc);
+
+    /* ---- prefix scans -------------------------------------------------------------------- */
+
+    /* Inclusive prefix sum of y[0, n) (type t, device pointer) continuing the sequence that
+     * *carry describes (host record; gp_scan_carry_start for a fresh one), into out[0, n)
+     * (device pointer, not overlapping y): out[i] = carry's total + y[0] + ... + y[i].
+     *   Float t: out is float64; NaN elements add nothing (numpy.nancumsum of the float64
+     *     cast); an infinity makes the rest inf, and both signs of it NaN, as in a
+     *     sequential float64 sum. Each out[i] is within 2^-45 * (sum over j <= i of |y_j|,
+     *     all pieces so far) of the exact prefix sum for any length up to 2^40 and any
+     *     split into pieces (short float64 sums inside blocks, the totals between blocks
+     *     and pieces carried as double-doubles); the sign of a zero is IEEE's (-0.0 while
+     *     every term so far is -0.0). The same input, backend and pieces give the same bits.
+     *   Integer t: out is int64 (signed t) or uint64 (unsigned t), every value exact. The
+     *     first element whose prefix does not fit sets carry->overflow to its global index
+     *     (carry->index + i) unless it is set already; the values from it on are then
+     *     unspecified (never a silent wrap: the caller checks carry->overflow). The exact
+     *     total goes on in carry->isum.
+     * On return the carry describes the sequence up to y[n-1] (its total, index += n).
+     * out == NULL: nothing is written and only the totals and index are advanced (float
+     * t: the same bits as a scan on the CPU backend, deterministic and within the bound on
+     * CUDA; integer t: isum exact, overflow not looked for): a rank's total before its scan.
+     * Errors: GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL carry, y and out
+     * overlapping), GP_EDEVICE. CPU: blocks of 64 elements, each a naive float64 prefix plus
+     * the double-double carry. CUDA: per thread a sequential scan of its items, per warp
+     * __shfl_up_sync steps, per block the warp totals scanned in shared memory, across
+     * blocks a single pass with decoupled look-back (or reduce-then-scan,
+     * GPUPRIM_SCAN_ALGO); the carry between blocks is the double-double left fold of the
+     * blocks' float64 totals in block order, so its bits do not depend on timing. */
+    int (*cumsum)(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
+
+    /* Cumulative trapezoid rule (scipy.integrate.cumulative_trapezoid with initial=0, y
+     * cast to float64) of y[0, n) (type t, device pointer) with coordinates x[0, n)
+     * (float64, device pointer) or, with x == NULL, the uniform spacing dx, continuing
+     * *carry, into out[0, n) (float64, device pointer): out[i] = carry's total + sum over
+     * k <= i of term_k, term_k = (h_k * (y_{k-1} + y_k)) / 2 with h_k = x_k - x_{k-1} (or
+     * dx) and y_{-1}, x_{-1} the carry's previous sample (yprev, xprev); the very first
+     * sample of a sequence (has_prev == 0) has no term and out = +0.0. A NaN sample makes
+     * every later value NaN, infinities as in a sequential sum; the bound and determinism
+     * of cumsum, relative to the sum of |term_k|. On return yprev / xprev = y[n-1] /
+     * x[n-1], has_prev = 1 (when n > 0), index += n. out == NULL: only the carry is
+     * advanced, as for cumsum. Errors: GP_EINVAL (bad t, n < 0, NULL y with n > 0, NULL
+     * carry, dx not finite without x, out overlapping y or x), GP_EDEVICE. */
+    int (*cumint)(gp_dtype t, const void *y, const double *x, double dx, int64_t n,
+                  gp_scan_carry *carry, double *out);
 
     /* ---- sort and keys ------------------------------------------------------------------- */
 

@@ -11,13 +11,14 @@
  *   - accepted options satisfy the documented ranges: n > 0, a and b finite in either
  *     order with b - a finite (the same words with the --a and --b values swapped are
  *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode
- *     rules, the --out / --force / --no-sort / --argsort / --payload / --x / --dx /
- *     --histogram / --range / --quantiles / --median / --distinct / --transport
- *     combinations (--transport only in file mode with a sort, one of auto, shared, mpi;
- *     --range with --histogram, finite A <= B; --distinct with the sort; quantiles in
- *     [0, 1]), --io one of auto, posix, mpiio (its last value; auto when absent; file mode
- *     only); no value of --out, --json, --dataset, --x or --payload starts with '-', and no
- *     --out or --json value is empty;
+ *     rules, the --out / --force / --no-sort / --argsort / --payload / --cumsum /
+ *     --cumulative-integral / --x / --dx / --histogram / --range / --quantiles / --median /
+ *     --distinct / --transport combinations (--transport only in file mode with a sort, one
+ *     of auto, shared, mpi; --range with --histogram, finite A <= B; --distinct with the
+ *     sort; quantiles in [0, 1]), --io one of auto, posix, mpiio (its last value; auto when
+ *     absent; file mode only), --json-version 1 or 2 (its last value; 2 when absent; with
+ *     --json only); no value of --out, --json, --dataset, --x or --payload starts with '-',
+ *     and no --out or --json value is empty;
  *   - the result is what an independent model of the command line's syntax says (a value
  *     as the next word or after '=', long options by an unambiguous prefix, -q and -v
  *     combined in one word, the last value of an option wins; shape() below);
@@ -88,23 +89,25 @@ static int is_word(const char *p, int argc, char **argv)
 /* An independent model of the command line's shape: which words are option values (the
  * last value of each option wins), which are flags, which is the file. */
 typedef struct model {
-    const char *val[15]; /* last value of each option of `valued` */
-    int flag[11];        /* each flag of `flags` present */
+    const char *val[16]; /* last value of each option of `valued` */
+    int flag[13];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
     int help;            /* a word before any error asks for --help or --version */
     const char *file;
     int npositional;
 } model;
 
-static const char *const valued[15] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+static const char *const valued[16] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
                                        "--function", "--a", "--b", "--n", "--backend",
-                                       "--transport", "--io", "--histogram", "--quantiles"};
+                                       "--transport", "--io", "--json-version", "--histogram",
+                                       "--quantiles"};
 enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
-       V_TRANSPORT, V_IO, V_HISTOGRAM, V_QUANTILES };
-static const char *const flags[11][2] = {{"--force", NULL},  {"--no-sort", NULL},
+       V_TRANSPORT, V_IO, V_JSON_VERSION, V_HISTOGRAM, V_QUANTILES };
+static const char *const flags[13][2] = {{"--force", NULL},  {"--no-sort", NULL},
                                          {"--descending", NULL}, {"--stable", NULL},
                                          {"--argsort", NULL}, {"--reproducible", NULL},
                                          {"--quiet", "-q"}, {"--verbose", "-v"},
+                                         {"--cumsum", NULL}, {"--cumulative-integral", NULL},
                                          {"--median", NULL}, {"--distinct", NULL}, {NULL, NULL}};
 /* the long options without a slot above; --range takes two values (the option's and the
  * next word) */
@@ -116,9 +119,9 @@ enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_RANGE = 204, K_NONE = -1 };
  * is a prefix of (K_VALUED + k, K_FLAG + k, K_OTHER + k); K_NONE when none or several. */
 static int resolve(const char *name, size_t len)
 {
-    const char *all[15 + 10 + 5];
-    int code[15 + 10 + 5], n = 0;
-    for (int k = 0; k < 15; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
+    const char *all[16 + 12 + 5];
+    int code[16 + 12 + 5], n = 0;
+    for (int k = 0; k < 16; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
     for (int k = 0; flags[k][0]; k++) all[n] = flags[k][0], code[n++] = K_FLAG + k;
     for (int k = 0; k < 5; k++) all[n] = others[k], code[n++] = K_OTHER + k;
     int found = K_NONE, count = 0;
@@ -229,7 +232,7 @@ static void swapped_bounds_accepted(int argc, char **argv, const model *m, const
  * --distinct with the sort, none of them in function mode. */
 static void check_dist(int argc, char **argv, const model *m, const gp_options *o)
 {
-    CHECK(o->median == m->flag[8] && o->distinct == m->flag[9], "--median %d, --distinct %d",
+    CHECK(o->median == m->flag[10] && o->distinct == m->flag[11], "--median %d, --distinct %d",
           o->median, o->distinct);
     CHECK(o->hist_bins >= 0 && o->hist_bins <= ((int64_t)1 << 24), "--histogram %lld",
           (long long)o->hist_bins);
@@ -241,6 +244,19 @@ static void check_dist(int argc, char **argv, const model *m, const gp_options *
     CHECK(!o->distinct || !o->no_sort, "--distinct with --no-sort accepted");
     CHECK(!o->function_mode || (!o->hist_bins && !o->nq && !o->distinct),
           "a distribution option in function mode accepted");
+}
+
+/* --json-version: "1" or "2" as its last value, only with --json; 2 when not given. */
+static void json_version_kept(int argc, char **argv, const model *m, const gp_options *o)
+{
+    const char *v = m->val[V_JSON_VERSION];
+    if (v)
+        CHECK(o->json && (strcmp(v, "1") == 0 || strcmp(v, "2") == 0) &&
+                  o->json_version == v[0] - '0',
+              "--json-version %s gave %d (--json %s)", v, o->json_version,
+              o->json ? o->json : "(none)");
+    else
+        CHECK(o->json_version == 2, "json_version %d without --json-version", o->json_version);
 }
 
 /* The first word alone asks for --help or --version (the parse then returns -1 at once). */
@@ -312,7 +328,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   o.transport == GP_TRANSPORT_OPT_MPI, "transport %d", (int)o.transport);
         CHECK(o.io == GP_IO_AUTO || o.io == GP_IO_POSIX || o.io == GP_IO_MPIIO, "io %d", (int)o.io);
         const int fv[] = {o.force, o.no_sort, o.descending, o.stable, o.argsort,
-                          o.reproducible, o.quiet, o.verbose, o.function_mode};
+                          o.reproducible, o.quiet, o.verbose, o.function_mode, o.cumsum,
+                          o.cumint};
         for (size_t k = 0; k < sizeof fv / sizeof fv[0]; k++)
             CHECK(fv[k] == 0 || fv[k] == 1, "flag %zu is %d", k, fv[k]);
         const char *strs[] = {o.file, o.dataset, o.xdataset, o.out, o.json, o.payload};
@@ -328,8 +345,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int k = 0; k <= V_JSON; k++)
             if (k != V_DX) CHECK(mv[k] == m.val[k], "%s: not its last value", valued[k]);
         const int *fl[] = {&o.force, &o.no_sort, &o.descending, &o.stable, &o.argsort,
-                           &o.reproducible, &o.quiet, &o.verbose};
-        for (int k = 0; k < 8; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
+                           &o.reproducible, &o.quiet, &o.verbose, &o.cumsum, &o.cumint};
+        for (int k = 0; k < 10; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
         check_dist(argc, argv, &m, &o);
         CHECK(o.progress == m.progress, "progress %d, want %d", o.progress, m.progress);
         CHECK(o.function_mode == (m.val[V_FUNCTION] != NULL), "function mode %d", o.function_mode);
@@ -347,6 +364,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (m.val[V_A]) CHECK(o.a == strtod(m.val[V_A], NULL), "--a %s gave %g", m.val[V_A], o.a);
         if (m.val[V_B]) CHECK(o.b == strtod(m.val[V_B], NULL), "--b %s gave %g", m.val[V_B], o.b);
+        json_version_kept(argc, argv, &m, &o);
         /* --io: its last value, one of the three; auto when not given */
         gp_io_mode want_io = GP_IO_AUTO;
         if (m.val[V_IO])
@@ -367,17 +385,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (m.val[V_A] && m.val[V_B]) swapped_bounds_accepted(argc, argv, &m, &o);
             CHECK(o.n > 0 && o.n <= ((int64_t)1 << 53), "n %lld", (long long)o.n);
             CHECK(o.dx == 1.0, "dx %g in function mode", o.dx);
-            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible,
-                  "sort options in function mode");
+            CHECK(!o.descending && !o.stable && !o.argsort && !o.payload && !o.reproducible &&
+                      !o.cumsum && !o.cumint,
+                  "sort or scan options in function mode");
         } else {
             CHECK(o.file != NULL, "file mode without a file");
             CHECK(isfinite(o.dx) && o.dx != 0.0, "dx %g", o.dx);
             CHECK(o.n == 1000000 && o.a == 0.0 && o.b == 1.0, "function options in file mode");
             CHECK(!(o.xdataset && o.dx != 1.0), "--x with --dx %g", o.dx);
-            CHECK(!(o.out && o.no_sort && !o.hist_bins), "--out with --no-sort (no --histogram)");
+            CHECK(!(o.out && o.no_sort && !o.cumsum && !o.cumint && !o.hist_bins),
+                  "--out with --no-sort and no scan or --histogram");
             CHECK(!(o.no_sort && (o.descending || o.stable || o.argsort || o.payload)),
                   "sort options with --no-sort");
-            CHECK(!((o.argsort || o.payload) && !o.out), "--argsort/--payload without --out");
+            CHECK(!((o.argsort || o.payload || o.cumsum || o.cumint) && !o.out),
+                  "--argsort/--payload/--cumsum/--cumulative-integral without --out");
             CHECK(!(o.force && !o.out), "--force without --out");
             CHECK(o.file[0] != '-' || o.file[1] == '\0', "file %s looks like an option", o.file);
         }

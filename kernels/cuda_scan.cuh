@@ -1,0 +1,322 @@
+/* cuda_scan.cuh — the building blocks of the CUDA prefix scans (kernels/cuda_scan.cu), the
+ * reduction's hierarchy with a prefix at every level (the reduction lesson's next primitive):
+ *   - a tile of TILE elements is 8 warps' segments of CHUNKS chunks; a chunk is 64 elements,
+ *     two per lane, read with one 8- or 16-byte load per lane and written with one 16-byte
+ *     store (coalesced: a warp's access is contiguous);
+ *   - per thread a sequential scan of its items (the two of a chunk), per warp
+ *     __shfl_up_sync steps over the lanes' totals (chunk after chunk, a running warp total),
+ *     per block the warp totals scanned in shared memory (tile_scan);
+ *   - across tiles (cuda_scan.cu): a decoupled look-back (Merrill & Garland, "Single-pass
+ *     Parallel Prefix Scan with Decoupled Look-back", 2016; lookback below) or a
+ *     reduce-then-scan over segments of SEG_TILES tiles.
+ * Float data are summed in float64 (at most about 25 roundings on the way from an element to
+ * its tile-local prefix), the totals between tiles as a compensated pair (CarryF), so every
+ * output is within the bound of gpuprim/kernels.h. The carry between tiles is a left fold of
+ * the tiles' totals in tile order (carry_step), whichever predecessors a look-back finds
+ * published, so its bits never depend on timing. Integers are exact (128-bit carries).
+ * Not part of the public contract.
+ */
+#ifndef GP_CUDA_SCAN_CUH
+#define GP_CUDA_SCAN_CUH
+
+#include "cuda_blockreduce.cuh"
+#include "cuda_internal.cuh"
+#include "scan_dd.h"
+
+#include <string.h>
+
+#include <type_traits>
+
+namespace scn {
+
+using blk::FULL_MASK;
+
+constexpr int THREADS = 256;                     /* 8 warps */
+constexpr int WARPS = THREADS / 32;
+constexpr int CHUNKS = 8;                        /* chunks per warp and tile */
+constexpr int WARP_ELEMS = CHUNKS * 64;          /* a warp's segment of a tile */
+constexpr int TILE = WARPS * WARP_ELEMS;         /* 4096 elements */
+constexpr int SEG_TILES = 32;                    /* reduce-then-scan: tiles per segment */
+constexpr int LB_WINDOWS = 4;                    /* look-back: windows of 32 tiles in flight */
+constexpr int RENORM = 32;                       /* the float carry renormalises every 32 tiles */
+constexpr unsigned FLAG_AGG = 1u, FLAG_INC = 2u; /* a tile's status: its total, its prefix */
+
+/* ---- accumulators: double (float data, the trapezoid's terms), long long / unsigned long
+ * long (4-byte integers), __int128 (8-byte integers) ------------------------------------------ */
+
+template <class A> __device__ __forceinline__ A acc_zero() { return A(0); }
+/* IEEE's additive identity: a sum of -0.0 stays -0.0, as numpy's sequential sum has it */
+template <> __device__ __forceinline__ double acc_zero<double>() { return -0.0; }
+
+template <class A> __device__ __forceinline__ A shfl_up(A v, int d)
+{
+    return __shfl_up_sync(FULL_MASK, v, d);
+}
+template <class A> __device__ __forceinline__ A shfl_idx(A v, int src)
+{
+    return __shfl_sync(FULL_MASK, v, src);
+}
+template <> __device__ __forceinline__ __int128 shfl_up<__int128>(__int128 v, int d)
+{
+    const unsigned long long lo = __shfl_up_sync(FULL_MASK, (unsigned long long)v, d);
+    const long long hi = __shfl_up_sync(FULL_MASK, (long long)(v >> 64), d);
+    return ((__int128)hi << 64) | (__int128)lo;
+}
+template <> __device__ __forceinline__ __int128 shfl_idx<__int128>(__int128 v, int src)
+{
+    const unsigned long long lo = __shfl_sync(FULL_MASK, (unsigned long long)v, src);
+    const long long hi = __shfl_sync(FULL_MASK, (long long)(v >> 64), src);
+    return ((__int128)hi << 64) | (__int128)lo;
+}
+
+/* The accumulator of element type T (float data in float64, integers exactly) and its
+ * output type (float64, int64 for signed, uint64 for unsigned). */
+template <class T> struct ScanOf {
+    typedef double A;
+    typedef double Out;
+    static constexpr bool INT = false;
+};
+template <> struct ScanOf<int32_t> {
+    typedef long long A;
+    typedef long long Out;
+    static constexpr bool INT = true;
+};
+template <> struct ScanOf<uint32_t> {
+    typedef unsigned long long A;
+    typedef unsigned long long Out;
+    static constexpr bool INT = true;
+};
+template <> struct ScanOf<int64_t> {
+    typedef __int128 A;
+    typedef long long Out;
+    static constexpr bool INT = true;
+};
+template <> struct ScanOf<uint64_t> {
+    typedef __int128 A;
+    typedef unsigned long long Out;
+    static constexpr bool INT = true;
+};
+
+/* The cumsum term of an element: float data as float64 with NaN adding nothing (+0.0, as
+ * numpy.nancumsum replaces it); integers as themselves. */
+template <class A, class T> __device__ __forceinline__ A sum_term(T v)
+{
+    if constexpr (std::is_floating_point<T>::value) return gpc_is_nan(v) ? 0.0 : (double)v;
+    else return (A)v;
+}
+
+/* Two adjacent elements p[0], p[1] (p aligned to 2 * sizeof(T)) with one load. */
+template <class T> __device__ __forceinline__ void load2(const T *p, T &a, T &b)
+{
+    if constexpr (sizeof(T) == 4) {
+        const uint2 u = *reinterpret_cast<const uint2 *>(p);
+        memcpy(&a, &u.x, 4);
+        memcpy(&b, &u.y, 4);
+    } else {
+        const ulonglong2 u = *reinterpret_cast<const ulonglong2 *>(p);
+        memcpy(&a, &u.x, 8);
+        memcpy(&b, &u.y, 8);
+    }
+}
+
+/* Two adjacent 8-byte outputs (p aligned to 16 bytes) with one store. */
+template <class O> __device__ __forceinline__ void store2(O *p, O a, O b)
+{
+    ulonglong2 u;
+    memcpy(&u.x, &a, 8);
+    memcpy(&u.y, &b, 8);
+    *reinterpret_cast<ulonglong2 *>(p) = u;
+}
+
+/* ---- the tile ----------------------------------------------------------------------------- */
+
+/* The local index (from the tile's start) of element j (0, 1) of chunk k of this thread. */
+__device__ __forceinline__ int elem_off(int k, int j)
+{
+    return (threadIdx.x >> 5) * WARP_ELEMS + k * 64 + 2 * (threadIdx.x & 31) + j;
+}
+
+/* The block's inclusive scan of the tile's terms a[k][j] (in place: each becomes the sum of
+ * the terms of the tile up to it) and the tile's total (returned to every thread): per lane
+ * a[k][0] + a[k][1], per warp the lanes' totals scanned by __shfl_up_sync (Hillis-Steele,
+ * 5 steps) chunk after chunk with the warp's running total, then the 8 warp totals, kept in
+ * shared memory indexed by warp, scanned in warp order by every thread. All threads must
+ * call it; s_warp (WARPS accumulators, shared) may be reused after a __syncthreads(). */
+template <class A> __device__ __forceinline__ A tile_scan(A (&a)[CHUNKS][2], A *s_warp)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    A wc = acc_zero<A>();
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        const A l1 = a[k][0] + a[k][1];
+        A inc = l1;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const A u = shfl_up(inc, d);
+            if (lane >= d) inc = u + inc;
+        }
+        A exc = shfl_up(inc, 1);
+        if (lane == 0) exc = acc_zero<A>();
+        const A tot = shfl_idx(inc, 31);
+        a[k][0] = wc + (exc + a[k][0]);
+        a[k][1] = wc + (exc + l1);
+        wc = wc + tot;
+    }
+    if (lane == 0) s_warp[warp] = wc;
+    __syncthreads();
+    A run = acc_zero<A>(), wo = run;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        if (w == warp) wo = run;
+        run = run + s_warp[w];
+    }
+#pragma unroll
+    for (int k = 0; k < CHUNKS; k++) {
+        a[k][0] = wo + a[k][0];
+        a[k][1] = wo + a[k][1];
+    }
+    return run;
+}
+
+/* ---- the carry between tiles -------------------------------------------------------------- */
+
+/* Float carry: s the float64 sum of the tiles' totals, c the sum of its rounding errors; a
+ * non-finite s is the total itself (c then means nothing). */
+struct CarryF {
+    double s, c;
+};
+
+/* The carry's kind: float data (CarryF, a tile's total a double) or integers (__int128). Each
+ * has the identity, the 16-byte form the status words and the host hold (float: the bits of
+ * s and c, as gp_scan_carry's hi and lo; integer: the low and high words), the step of the
+ * chain, the addition of two carries, and the warp broadcast. */
+template <bool INT> struct Kind;
+template <> struct Kind<false> {
+    typedef CarryF C;
+    typedef double Agg;
+    __device__ static C from(ulonglong2 w)
+    {
+        return C{__longlong_as_double((long long)w.x), __longlong_as_double((long long)w.y)};
+    }
+    __device__ static ulonglong2 to(C v)
+    {
+        return make_ulonglong2((unsigned long long)__double_as_longlong(v.s),
+                               (unsigned long long)__double_as_longlong(v.c));
+    }
+    __device__ static Agg agg_from(ulonglong2 w) { return __longlong_as_double((long long)w.x); }
+    __device__ static ulonglong2 agg_to(Agg a)
+    {
+        return make_ulonglong2((unsigned long long)__double_as_longlong(a), 0ull);
+    }
+    __device__ static Agg agg_zero() { return -0.0; }
+    __device__ static C identity() { return C{-0.0, -0.0}; }
+    /* e += b, a whole carry (segments' totals): a double-double addition */
+    __device__ static void add(C &e, C b) { gp_dd_add2(&e.s, &e.c, b.s, b.c); }
+    /* The carry after tile j (its total a): compensated addition, renormalised after every
+     * RENORM-th tile so that c stays small. The same operations for any path to it. */
+    __device__ static void step(C &e, Agg a, long long j)
+    {
+        const double t = e.s + a;
+        e.c += gp_two_sum_err(e.s, a, t);
+        e.s = t;
+        if ((j & (RENORM - 1)) == RENORM - 1) gp_dd_norm(&e.s, &e.c);
+    }
+    __device__ static C shfl(C v, int src)
+    {
+        return C{__shfl_sync(FULL_MASK, v.s, src), __shfl_sync(FULL_MASK, v.c, src)};
+    }
+    __device__ static Agg shfl_agg(Agg v, int src) { return __shfl_sync(FULL_MASK, v, src); }
+};
+template <> struct Kind<true> {
+    typedef __int128 C;
+    typedef __int128 Agg;
+    __device__ static C from(ulonglong2 w) { return (C)(((unsigned __int128)w.y << 64) | w.x); }
+    __device__ static ulonglong2 to(C v)
+    {
+        return make_ulonglong2((unsigned long long)v, (unsigned long long)(v >> 64));
+    }
+    __device__ static Agg agg_from(ulonglong2 w) { return from(w); }
+    __device__ static ulonglong2 agg_to(Agg a) { return to(a); }
+    __device__ static Agg agg_zero() { return 0; }
+    __device__ static C identity() { return 0; }
+    __device__ static void add(C &e, C b) { e += b; }
+    __device__ static void step(C &e, Agg a, long long) { e += a; }
+    __device__ static C shfl(C v, int src) { return shfl_idx(v, src); }
+    __device__ static Agg shfl_agg(Agg v, int src) { return shfl_idx(v, src); }
+};
+
+/* A tile's status word, read around L1 (other blocks write it). */
+__device__ __forceinline__ unsigned load_flag(const unsigned *f)
+{
+    return *reinterpret_cast<const volatile unsigned *>(f);
+}
+
+/* Publishes v in *slot, then flag in *f: a reader that sees the flag (load_flag, then
+ * __threadfence) reads v with __ldcg. One thread. */
+__device__ __forceinline__ void publish(unsigned *f, ulonglong2 *slot, ulonglong2 v, unsigned flag)
+{
+    __stcg(slot, v);
+    __threadfence();
+    *reinterpret_cast<volatile unsigned *>(f) = flag;
+}
+
+/* The decoupled look-back of tile `tile` > 0 (the whole of warp 0 calls it, after thread 0
+ * published the tile's total): the statuses of the 32 tiles before it are read at once (a
+ * window), each lane one tile, until every one has at least its total; the nearest that has
+ * its inclusive prefix ends the look-back, else the next window back is read (up to
+ * LB_WINDOWS; the deepest one waits for an inclusive prefix to appear: one always will, as
+ * tiles are numbered in the order blocks start). The carry into the tile is that prefix
+ * followed by the totals of the tiles after it, folded in tile order (Kind::step), the same
+ * value whichever tile had its prefix published: I_j = step(I_{j-1}, total_j). Returned to
+ * every lane. */
+template <bool INT>
+__device__ typename Kind<INT>::C lookback(long long tile, const unsigned *flags,
+                                          const ulonglong2 *agg, const ulonglong2 *inc)
+{
+    typedef Kind<INT> K;
+    const int lane = threadIdx.x & 31;
+    typename K::Agg aggw[LB_WINDOWS];
+    typename K::C incv{};
+    int found_w = LB_WINDOWS - 1, found_k = 0;
+    bool found = false;
+#pragma unroll
+    for (int w = 0; w < LB_WINDOWS; w++) {
+        aggw[w] = K::agg_zero();
+        if (found) continue; /* uniform over the warp */
+        const long long t = tile - 1 - (long long)w * 32 - lane;
+        unsigned f;
+        for (;;) { /* every lane's tile has published something (a lane before tile 0 has
+                      nothing to wait for; tile 0 always has its prefix) */
+            f = t >= 0 ? load_flag(flags + t) : FLAG_AGG;
+            if (__all_sync(FULL_MASK, f != 0u)) break;
+            __nanosleep(32);
+        }
+        unsigned incm = __ballot_sync(FULL_MASK, t >= 0 && f == FLAG_INC);
+        while (incm == 0u && w == LB_WINDOWS - 1) {
+            __nanosleep(64);
+            f = t >= 0 ? load_flag(flags + t) : FLAG_AGG;
+            incm = __ballot_sync(FULL_MASK, t >= 0 && f == FLAG_INC);
+        }
+        __threadfence(); /* the values after the flags */
+        const int k = incm ? __ffs(incm) - 1 : 32;
+        if (t >= 0 && lane < k) aggw[w] = K::agg_from(__ldcg(agg + t));
+        if (incm) {
+            if (lane == k) incv = K::from(__ldcg(inc + t));
+            found = true;
+            found_w = w;
+            found_k = k;
+        }
+    }
+    typename K::C e = K::shfl(incv, found_k);
+#pragma unroll
+    for (int w = LB_WINDOWS - 1; w >= 0; w--) {
+        if (w > found_w) continue;
+        for (int l = (w == found_w ? found_k : 32) - 1; l >= 0; l--)
+            K::step(e, K::shfl_agg(aggw[w], l), tile - 1 - (long long)w * 32 - l);
+    }
+    return e;
+}
+
+} // namespace scn
+
+#endif /* GP_CUDA_SCAN_CUH */
