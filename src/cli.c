@@ -326,6 +326,18 @@ static int take_quantiles(const char *val, gp_options *o, char *msg, size_t msgl
     }
 }
 
+/* --histogram N: a count (gp_parse_count's forms) from 1 to 2^24 into o->hist_bins. Returns
+ * 0 or GP_EXIT_USAGE with msg set. */
+static int take_bins(const char *val, gp_options *o, char *msg, size_t msglen)
+{
+    if (gp_parse_count(val, &o->hist_bins) || o->hist_bins < 1 ||
+        o->hist_bins > ((int64_t)1 << 24)) {
+        snprintf(msg, msglen, "--histogram %s: need a whole number of bins from 1 to 2^24", val);
+        return GP_EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* --range A B: A from the option's value, B the word after it (NULL when none). Returns 0
  * or GP_EXIT_USAGE with msg set. */
 static int take_range(const char *a, const char *b, gp_options *o, char *msg, size_t msglen)
@@ -359,12 +371,7 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
     case O_REPRODUCIBLE: o->reproducible = 1; break;
     case O_MEDIAN: o->median = 1; break;
     case O_DISTINCT: o->distinct = 1; break;
-    case O_HISTOGRAM:
-        bad = gp_parse_count(val, &o->hist_bins) || o->hist_bins < 1 ||
-              o->hist_bins > ((int64_t)1 << 24);
-        if (bad) snprintf(msg, msglen, "--histogram %s: need a whole number of bins from 1 to 2^24",
-                          val);
-        break;
+    case O_HISTOGRAM: bad = take_bins(val, o, msg, msglen) != 0; break;
     case O_QUANTILES: bad = take_quantiles(val, o, msg, msglen) != 0; break;
     case O_CUMSUM: o->cumsum = 1; break;
     case O_CUMINT: o->cumint = 1; break;
