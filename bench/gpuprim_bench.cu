@@ -18,7 +18,11 @@
  *                     cub RadixSort / MergeSort, thrust::sort, the seed's bitonic sort and
  *                     CPU qsort; op_sort_pairs.cu: the same groups' sort_pairs rows;
  *   op_scan.cu        scan: be->cumsum (look-back and reduce-then-scan) vs
- *                     cub::DeviceScan::InclusiveSum, f32 -> f64, f64, i32 -> i64, u32 -> u64.
+ *                     cub::DeviceScan::InclusiveSum, f32 -> f64, f64, i32 -> i64, u32 -> u64;
+ *   op_hist.cu        hist: be->hist (numpy's rule, 1024 bins) vs
+ *                     cub::DeviceHistogram::HistogramEven;
+ *   op_select.cu      select: 3 quantiles by the radix select (be->radix_hist) vs a full
+ *                     sort (cub::DeviceRadixSort, our sort_values) and a read.
  * A new operation is one op_NAME.cu defining `const Op OP_NAME` (engine.cuh) and one entry
  * in OPS below.
  *
@@ -48,7 +52,8 @@ namespace gpb {
 
 extern const Op OP_REDUCE, OP_TRAP, OP_SORT, OP_SCAN; /* op_reduce.cu, op_trap.cu, op_sort.cu,
                                                         op_scan.cu */
-const Op *const OPS[] = {&OP_REDUCE, &OP_TRAP, &OP_SORT, &OP_SCAN};
+extern const Op OP_HIST, OP_SELECT;                   /* op_hist.cu, op_select.cu */
+const Op *const OPS[] = {&OP_REDUCE, &OP_TRAP, &OP_SORT, &OP_SCAN, &OP_HIST, &OP_SELECT};
 const int N_OPS = (int)(sizeof OPS / sizeof OPS[0]);
 
 namespace {

@@ -1,7 +1,7 @@
 # gpuprim_install.cmake — `cmake --install BUILD [--prefix P]` installs:
 #   bin/gpuprim_mpi, bin/gpuprim_gen
 #   lib/libgpuprim.a
-#   include/gpuprim/{error.h, exact_sum.h, exchange.h, gpuprim.h, h5io.h, iodriver.h, kernels.h, shard.h}   (#include <gpuprim/gpuprim.h>)
+#   include/gpuprim/{dist.h, error.h, exact_sum.h, exchange.h, gpuprim.h, h5io.h, iodriver.h, kernels.h, shard.h}   (#include <gpuprim/gpuprim.h>)
 #   lib/cmake/gpuprim/gpuprimConfig.cmake (+ Version, Targets): find_package(gpuprim) gives
 #       the imported target gpuprim::gpuprim with its MPI, HDF5, threads, libdeflate or zlib
 #       (and, in a CUDA build, CUDA::cudart_static) usage requirements found again
@@ -16,6 +16,7 @@ set(GPUPRIM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/gpuprim)
 install(TARGETS gpuprim EXPORT gpuprimTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS gpuprim_mpi gpuprim_gen RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES
+          ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/dist.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/error.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/exact_sum.h
           ${CMAKE_CURRENT_SOURCE_DIR}/include/gpuprim/exchange.h

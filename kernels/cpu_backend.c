@@ -12,6 +12,7 @@
  *   cpu_scan.c        the prefix scans;
  *   cpu_keys.c        the order-key maps;      cpu_sort.c       the radix sort;
  *   cpu_merge.c       merge-split and merge path;
+ *   cpu_hist.c        numpy's histogram rule;  cpu_select.c     radix select, runs;
  *   cpu_mem.c         memory, copies and mem_info;
  *   cpu_common.c      the failure record and what every room shares (calls none of them).
  * Every entry has exactly the meaning documented for it in gpuprim/kernels.h.
@@ -125,6 +126,11 @@ static const gp_backend cpu_backend = {
     .ipc_get = cpu_ipc_get,
     .ipc_open = cpu_ipc_open,
     .ipc_close = cpu_ipc_close,
+    /* histograms and selection */
+    .hist = gp_cpu_hist,
+    .finite_range = gp_cpu_finite_range,
+    .radix_hist = gp_cpu_radix_hist,
+    .runs = gp_cpu_runs,
     /* errors */
     .last_error = gp_cpu_last_error,
 };

@@ -69,6 +69,13 @@ int gp_cpu_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
 int gp_cpu_cumsum(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
 int gp_cpu_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t n,
                   gp_scan_carry *carry, double *out);
+/* The histograms and the selection (kernels/cpu_hist.c, cpu_select.c; their records and
+ * rules: gpuprim/dist.h). */
+int gp_cpu_hist(const struct gp_hist_spec *spec, const void *y, int64_t n, int64_t *counts);
+int gp_cpu_finite_range(gp_dtype t, const void *y, int64_t n, struct gp_frange *io);
+int gp_cpu_radix_hist(gp_dtype t, const void *y, int64_t n, const struct gp_select *sel,
+                      int64_t *counts);
+int gp_cpu_runs(gp_dtype t, const void *y, int64_t n, struct gp_runs *out);
 
 #ifdef __cplusplus
 }

@@ -2,9 +2,10 @@
  * transfers, the error buffer and the cached device properties. The kernels live in
  * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (key maps of either order, the
  * sorts with or without values, merge-split, merge_path), cuda_exact_sum.cu (exact
- * sums) and cuda_scan.cu (prefix scans), the sort engine in cuda_bitonic.cuh. Memory,
- * transfers, the device-to-device copy and the inter-process mappings (cudaIpc*) of the
- * rank exchange are here.
+ * sums), cuda_scan.cu (prefix scans), cuda_hist.cu (hist, finite_range) and cuda_select.cu
+ * (radix_hist, runs), the sort engine in cuda_bitonic.cuh. Memory, transfers, the
+ * device-to-device copy and the inter-process mappings (cudaIpc*) of the rank exchange are
+ * here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda(). One exception: the
@@ -375,6 +376,11 @@ static constexpr gp_backend cuda_table()
     t.ipc_get = cuda_ipc_get;
     t.ipc_open = cuda_ipc_open;
     t.ipc_close = cuda_ipc_close;
+    /* histograms and selection */
+    t.hist = gp_cuda_hist;
+    t.finite_range = gp_cuda_finite_range;
+    t.radix_hist = gp_cuda_radix_hist;
+    t.runs = gp_cuda_runs;
     /* errors */
     t.last_error = cuda_last_error;
     return t;

@@ -1,7 +1,7 @@
 /* cuda_internal.cuh — helpers shared by the CUDA backend's translation units
  * (cuda_backend.cu, cuda_reduce.cu, cuda_stats.cu, cuda_trap.cu, cuda_sort.cu,
- * cuda_exact_sum.cu, cuda_scan.cu). Not part of the public contract: host code sees only
- * gpuprim/kernels.h.
+ * cuda_exact_sum.cu, cuda_scan.cu, cuda_hist.cu, cuda_select.cu). Not part of the public
+ * contract: host code sees only gpuprim/kernels.h.
  *
  *   - the error buffer behind gp_backend.last_error() and the CUDA_CHECK / CUDA_CHECK_LAUNCH
  *     macros that fill it ("file:line: call: cudaGetErrorString") and return GP_EDEVICE;
@@ -10,7 +10,8 @@
  *     gp_key_of / gp_key_to_elem (common.c) and gp_mix64 (gpuprim/kernels.h);
  *   - the argument checks and launch sizing the entry points share;
  *   - the extern "C" entry points of cuda_stats.cu, cuda_trap.cu, cuda_sort.cu,
- *     cuda_exact_sum.cu and cuda_scan.cu that the backend table in cuda_backend.cu points to.
+ *     cuda_exact_sum.cu, cuda_scan.cu, cuda_hist.cu and cuda_select.cu that the backend
+ *     table in cuda_backend.cu points to.
  *
  * Threading: like the CPU backend, the CUDA backend assumes one calling host thread per
  * process (the static error buffer, device cache and scratch buffers are not locked).
@@ -170,11 +171,16 @@ template <class F> int gpc_with_dtype(gp_dtype t, F &&f)
 
 /* ---- entry points (the backend table's entries) -------------------------------------- */
 /* Each has exactly the meaning of the gp_backend entry of the same name (gpuprim/kernels.h,
- * gpuprim/exact_sum.h); pointers are device pointers of the CUDA backend except the host outputs
- * (stats' out, trap_x's io, trap_fn's wsum, merge_split's nout, merge_path's split,
- * exact_sum's acc, the scans' carry); each returns after its device work has finished,
- * GP_OK or GP_EINVAL / GP_ENOMEM / GP_EDEVICE with last_error() set. */
+ * gpuprim/exact_sum.h, gpuprim/dist.h); pointers are device pointers of the CUDA backend
+ * except the host outputs (stats' out, trap_x's io, trap_fn's wsum, merge_split's nout,
+ * merge_path's split, exact_sum's acc, the scans' carry, the counts and records of hist,
+ * finite_range, radix_hist and runs, and hist's spec with its edges); each returns after its
+ * device work has finished, GP_OK or GP_EINVAL / GP_ENOMEM / GP_EDEVICE with last_error() set. */
 struct gp_superacc;
+struct gp_hist_spec;
+struct gp_frange;
+struct gp_select;
+struct gp_runs;
 extern "C" {
 /* cuda_stats.cu */
 int gp_cuda_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
@@ -202,6 +208,13 @@ int gp_cuda_exact_sum(gp_dtype t, const void *y, int64_t n, unsigned what,
 int gp_cuda_cumsum(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
 int gp_cuda_cumint(gp_dtype t, const void *y, const double *x, double dx, int64_t n,
                    gp_scan_carry *carry, double *out);
+/* cuda_hist.cu */
+int gp_cuda_hist(const struct gp_hist_spec *spec, const void *y, int64_t n, int64_t *counts);
+int gp_cuda_finite_range(gp_dtype t, const void *y, int64_t n, struct gp_frange *io);
+/* cuda_select.cu */
+int gp_cuda_radix_hist(gp_dtype t, const void *y, int64_t n, const struct gp_select *sel,
+                       int64_t *counts);
+int gp_cuda_runs(gp_dtype t, const void *y, int64_t n, struct gp_runs *out);
 }
 
 #endif /* GP_CUDA_INTERNAL_CUH */

@@ -13,6 +13,28 @@
 #include "gp_suggest.h"
 #include "report_json.h"
 
+/* The --help section of the distribution's options. */
+static void print_usage_dist(void)
+{
+    printf(
+        "distribution (file mode; in the summary and --json)\n"
+        "  --histogram N      N equal-width bins (1 to 2^24) over [min, max] of the finite\n"
+        "                     values: numpy.histogram's edges and bin rule, int64 counts; NaNs\n"
+        "                     not counted, -inf and +inf counted as below and above; with\n"
+        "                     --out also DATASET_hist_counts and DATASET_hist_edges (then\n"
+        "                     --out may go with --no-sort) (default: none)\n"
+        "  --range A B        the bins over [A, B] instead (finite, A <= B; A = B widens to\n"
+        "                     [A - 0.5, B + 0.5] as numpy does); values outside count as below\n"
+        "                     and above (needs --histogram; default: the data's range)\n"
+        "  --quantiles Q[,Q...]  quantiles in [0, 1], numpy.nanquantile's (linear) float64\n"
+        "                     values: read from the sorted data, or with --no-sort found\n"
+        "                     without sorting by a radix select (at most 64; default: none)\n"
+        "  --median           the quantile 0.5 (with --quantiles: added to the list)\n"
+        "  --distinct         the number of distinct non-NaN values, -0.0 and +0.0 one value\n"
+        "                     (needs the sort; default: off)\n"
+    );
+}
+
 void gp_print_usage(void)
 {
     printf(
@@ -40,7 +62,7 @@ void gp_print_usage(void)
         "                     renamed when every rank succeeded (default: none)\n"
         "  --force            overwrite an existing --out file (needs --out; default: off)\n"
         "  --no-sort          statistics and integral only, no sort; --out then holds only\n"
-        "                     the scans below (default: off)\n"
+        "                     the scans and the histogram below (default: off)\n"
         "  --descending       sort largest first; NaNs still last, +0.0 before -0.0 (default:\n"
         "                     ascending)\n"
         "  --stable           ties keep their input order (sort by value, then input position;\n"
@@ -76,7 +98,9 @@ void gp_print_usage(void)
         "                     seconds (default: only on a terminal and without --quiet, as one\n"
         "                     line \"gpuprim_mpi: PHASE... 12.3 s\" for phases longer than 2 s;\n"
         "                     under mpirun the ranks' stderr is a pipe, so use --progress)\n"
-        "  --no-progress      no progress line, not even on a terminal\n"
+        "  --no-progress      no progress line, not even on a terminal\n");
+    print_usage_dist();
+    printf(
         "function mode (no file)\n"
         "  --function NAME    integrate x2 | sin | exp | gauss (exp(-x^2)) with the trapezoid rule\n"
         "  --a A, --b B       the bounds, finite, in either order, b - a finite (default 0\n"
@@ -165,7 +189,8 @@ static int check_name_value(const char *opt, const char *val, const char *what,
 enum {
     O_VERSION = 256, O_DATASET, O_X, O_DX, O_OUT, O_FORCE, O_NO_SORT, O_DESCENDING, O_STABLE,
     O_ARGSORT, O_PAYLOAD, O_REPRODUCIBLE, O_JSON, O_PROGRESS, O_NO_PROGRESS, O_FUNCTION, O_A,
-    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_JSON_VERSION, O_CUMSUM, O_CUMINT
+    O_B, O_N, O_BACKEND, O_TRANSPORT, O_IO, O_JSON_VERSION, O_CUMSUM, O_CUMINT, O_HISTOGRAM,
+    O_RANGE, O_QUANTILES, O_MEDIAN, O_DISTINCT
 };
 
 /* "-": every other word comes back in order as value 1 (the file), nothing is permuted;
@@ -183,6 +208,10 @@ static const struct option g_long[] = {
     {"cumsum", no_argument, NULL, O_CUMSUM},
     {"cumulative-integral", no_argument, NULL, O_CUMINT},
     {"transport", required_argument, NULL, O_TRANSPORT}, {"io", required_argument, NULL, O_IO},
+    {"histogram", required_argument, NULL, O_HISTOGRAM},
+    {"range", required_argument, NULL, O_RANGE},
+    {"quantiles", required_argument, NULL, O_QUANTILES}, {"median", no_argument, NULL, O_MEDIAN},
+    {"distinct", no_argument, NULL, O_DISTINCT},
     /* function mode */
     {"function", required_argument, NULL, O_FUNCTION}, {"a", required_argument, NULL, O_A},
     {"b", required_argument, NULL, O_B}, {"n", required_argument, NULL, O_N},
@@ -265,8 +294,63 @@ static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
     }
 }
 
-#define NHAVE (O_CUMINT - O_VERSION + 1)
+#define NHAVE (O_DISTINCT - O_VERSION + 1)
 #define HAVE(v) have[(v) - O_VERSION] /* the option of value v (>= O_VERSION) was given */
+
+/* --quantiles Q[,Q...]: numbers in [0, 1], comma-separated, at most GP_MAX_QUANTILES, into
+ * o->q / o->nq. Returns 0 or GP_EXIT_USAGE with msg set. */
+static int take_quantiles(const char *val, gp_options *o, char *msg, size_t msglen)
+{
+    o->nq = 0;
+    for (const char *p = val;;) {
+        const size_t len = strcspn(p, ",");
+        char word[64];
+        double q;
+        const int fits = len > 0 && len < sizeof word;
+        if (fits) {
+            memcpy(word, p, len);
+            word[len] = '\0';
+        }
+        if (!fits || parse_double(word, &q) || !(q >= 0.0 && q <= 1.0)) {
+            snprintf(msg, msglen, "--quantiles %s: need numbers from 0 to 1, separated by commas "
+                     "(e.g. 0.01,0.5,0.99)", val);
+            return GP_EXIT_USAGE;
+        }
+        if (o->nq == GP_MAX_QUANTILES) {
+            snprintf(msg, msglen, "--quantiles: at most %d values", GP_MAX_QUANTILES);
+            return GP_EXIT_USAGE;
+        }
+        o->q[o->nq++] = q;
+        if (!p[len]) return 0;
+        p += len + 1;
+    }
+}
+
+/* --histogram N: a count (gp_parse_count's forms) from 1 to 2^24 into o->hist_bins. Returns
+ * 0 or GP_EXIT_USAGE with msg set. */
+static int take_bins(const char *val, gp_options *o, char *msg, size_t msglen)
+{
+    if (gp_parse_count(val, &o->hist_bins) || o->hist_bins < 1 ||
+        o->hist_bins > ((int64_t)1 << 24)) {
+        snprintf(msg, msglen, "--histogram %s: need a whole number of bins from 1 to 2^24", val);
+        return GP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* --range A B: A from the option's value, B the word after it (NULL when none). Returns 0
+ * or GP_EXIT_USAGE with msg set. */
+static int take_range(const char *a, const char *b, gp_options *o, char *msg, size_t msglen)
+{
+    if (!b || parse_double(a, &o->range_a) || parse_double(b, &o->range_b) ||
+        !isfinite(o->range_a) || !isfinite(o->range_b) || o->range_a > o->range_b) {
+        snprintf(msg, msglen, "--range %s%s%s: need two finite numbers A <= B (--range A B)", a,
+                 b ? " " : "", b ? b : "");
+        return GP_EXIT_USAGE;
+    }
+    o->have_range = 1;
+    return 0;
+}
 
 /* Takes one option c with its value val into *o (have[]: which options were given).
  * Returns 0 or GP_EXIT_USAGE with msg set. */
@@ -285,6 +369,10 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
     case O_STABLE: o->stable = 1; break;
     case O_ARGSORT: o->argsort = 1; break;
     case O_REPRODUCIBLE: o->reproducible = 1; break;
+    case O_MEDIAN: o->median = 1; break;
+    case O_DISTINCT: o->distinct = 1; break;
+    case O_HISTOGRAM: bad = take_bins(val, o, msg, msglen) != 0; break;
+    case O_QUANTILES: bad = take_quantiles(val, o, msg, msglen) != 0; break;
     case O_CUMSUM: o->cumsum = 1; break;
     case O_CUMINT: o->cumint = 1; break;
     case O_PROGRESS: o->progress = 1; break;
@@ -345,10 +433,36 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
     if (c >= O_VERSION) HAVE(c) = 1;
     return bad ? GP_EXIT_USAGE : 0;
 }
+
+/* The distribution's options in file mode: --range needs --histogram, --distinct the sort;
+ * --median's 0.5 joins the quantiles unless listed. Returns 0 or GP_EXIT_USAGE with msg
+ * set. */
+static int check_dist(gp_options *o, char *msg, size_t msglen)
+{
+    if (o->have_range && !o->hist_bins) {
+        snprintf(msg, msglen, "--range sets the bins of --histogram: give --histogram N");
+        return GP_EXIT_USAGE;
+    }
+    if (o->distinct && o->no_sort) {
+        snprintf(msg, msglen, "--distinct counts on the sorted data: not with --no-sort");
+        return GP_EXIT_USAGE;
+    }
+    int listed = 0;
+    for (int k = 0; k < o->nq; k++) listed |= o->q[k] == 0.5;
+    if (o->median && !listed) {
+        if (o->nq == GP_MAX_QUANTILES) {
+            snprintf(msg, msglen, "--quantiles and --median: at most %d values", GP_MAX_QUANTILES);
+            return GP_EXIT_USAGE;
+        }
+        o->q[o->nq++] = 0.5;
+    }
+    return 0;
+}
+
 /* The rules between options, after the last word: function mode takes no file-mode option,
- * file mode needs a file, and the sort options need a sort. Returns 0 or GP_EXIT_USAGE with
- * msg set. */
-static int check_modes(const gp_options *o, const int have[], char *msg, size_t msglen)
+ * file mode needs a file, and the sort options need a sort; --median's 0.5 joins the
+ * quantiles. Returns 0 or GP_EXIT_USAGE with msg set. */
+static int check_modes(gp_options *o, const int have[], char *msg, size_t msglen)
 {
     const int have_n = HAVE(O_N), have_a = HAVE(O_A), have_b = HAVE(O_B), have_dx = HAVE(O_DX),
               have_transport = HAVE(O_TRANSPORT), have_io = HAVE(O_IO);
@@ -370,7 +484,10 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
                              : o->reproducible ? "--reproducible"
                              : o->cumsum ? "--cumsum"
                              : o->cumint ? "--cumulative-integral"
-                             : have_transport ? "--transport" : have_io ? "--io" : NULL;
+                             : have_transport ? "--transport" : have_io ? "--io"
+                             : o->hist_bins ? "--histogram" : o->have_range ? "--range"
+                             : HAVE(O_QUANTILES) ? "--quantiles" : o->median ? "--median"
+                             : o->distinct ? "--distinct" : NULL;
         if (fileonly) {
             snprintf(msg, msglen, "%s belongs to file mode: --function takes only --a, --b, --n "
                                   "and the common options", fileonly);
@@ -393,9 +510,10 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
             snprintf(msg, msglen, "give --dx or --x, not both");
             return GP_EXIT_USAGE;
         }
-        if (o->out && o->no_sort && !o->cumsum && !o->cumint) {
+        if (o->out && o->no_sort && !o->cumsum && !o->cumint && !o->hist_bins) {
             snprintf(msg, msglen, "--out writes the sorted data: with --no-sort it needs "
-                                  "--cumsum or --cumulative-integral to hold anything");
+                                  "--cumsum, --cumulative-integral or --histogram to hold "
+                                  "anything");
             return GP_EXIT_USAGE;
         }
         if (o->no_sort && (o->descending || o->stable || o->argsort || o->payload)) {
@@ -414,6 +532,7 @@ static int check_modes(const gp_options *o, const int have[], char *msg, size_t 
                      : o->cumsum ? "--cumsum" : "--cumulative-integral");
             return GP_EXIT_USAGE;
         }
+        if (check_dist(o, msg, msglen)) return GP_EXIT_USAGE;
         /* --force governs --out only (an existing --json report is replaced without it) */
         if (o->force && !o->out) {
             snprintf(msg, msglen, "--force lets --out replace an existing file: give --out FILE, "
@@ -453,6 +572,12 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
                 return GP_EXIT_USAGE;
             }
             o->file = optarg;
+            continue;
+        }
+        if (c == O_RANGE) { /* two values: the option's and the next word */
+            const char *b = optind < argc ? argv[optind++] : NULL;
+            if (take_range(optarg, b, o, msg, msglen)) return GP_EXIT_USAGE;
+            HAVE(O_RANGE) = 1;
             continue;
         }
         if (take_option(c, optarg, o, have, msg, msglen)) return GP_EXIT_USAGE;

@@ -18,6 +18,8 @@ typedef enum {
     GP_TRANSPORT_OPT_MPI
 } gp_transport_choice;
 
+#define GP_MAX_QUANTILES 64 /* --quantiles (with --median's 0.5) asks for at most this many */
+
 typedef struct gp_options {
     const char *file;      /* input HDF5 file (NULL in function mode) */
     const char *dataset;   /* --dataset PATH, NULL: the one numeric dataset */
@@ -47,6 +49,14 @@ typedef struct gp_options {
                               trapezoid rule (--dx or --x) */
     int progress;          /* --progress 1, --no-progress -1, default 0 (a live line on a
                               terminal, see progress.h) */
+    int64_t hist_bins;     /* --histogram N: N equal-width bins (0: no histogram) */
+    int have_range;        /* --range A B given: the bins over [range_a, range_b] */
+    double range_a, range_b;
+    int nq;                /* quantiles asked for: --quantiles Q[,Q...] in their order, then
+                              0.5 for --median unless listed */
+    double q[GP_MAX_QUANTILES];
+    int median;            /* --median given */
+    int distinct;          /* --distinct: the count of distinct non-NaN values */
 } gp_options;
 
 /* Parses argv into *o with getopt_long: "--out FILE" or "--out=FILE", long options

@@ -21,13 +21,20 @@
  *   scan        --cumsum, --cumulative-integral: the shard's prefix scans in input order,
  *               carried from rank to rank, into host memory for the write (ph_scan.c; out
  *               of core from the host's copy of the shard, still in input order)
+ *   histogram   --histogram over the input's pieces, counts summed (ph_hist.c)
+ *   quantiles   --quantiles / --median with --no-sort: a radix select over the input's
+ *               pieces (ph_select.c)
  *   sort        order keys, the local bitonic sort (ph_sort.c); out of core, the merge of
  *               the runs on the host's threads (ph_ooc.c)
  *   exchange    the rank-level bitonic merge exchange (P > 1; ph_sort.c)
  *   verify      the sorted result checked; keys back to values (ph_sort.c; out of core on
  *               the host, ph_ooc.c)
- *   write       the sorted data (argsort, payload) and the scans to --out under a
- *               temporary name, the values streamed from the device (ph_write.c)
+ *   quantiles   --quantiles / --median read from the sorted data (ph_select.c; sorted.c's
+ *               view of it, in device or, out of core, host memory)
+ *   distinct    --distinct: the runs of the sorted data (ph_select.c)
+ *   write       the sorted data (argsort, payload), the scans and the registered outputs
+ *               (the histogram) to --out under a temporary name, the values streamed from
+ *               the device or, out of core, from host memory (ph_write.c)
  *
  * One helper, run_phase, does for every phase what the phase itself should not repeat: the
  * progress line, the GPUPRIM_FAULT hook, the time and the agreement of the ranks on an
@@ -345,6 +352,13 @@ static int device_sort(const gp_job *j) { return j->sorting && !j->ooc; }
 static int out_of_core(const gp_job *j) { return j->ooc != NULL; }
 static int exchanging(const gp_job *j) { return j->sorting && j->P > 1; }
 static int writing(const gp_job *j) { return j->o->out != NULL; }
+static int histogram(const gp_job *j) { return j->o->hist_bins > 0; }
+static int select_unsorted(const gp_job *j) { return j->o->nq > 0 && !j->sorting; }
+static int quantiles_sorted(const gp_job *j)
+{
+    return j->o->nq > 0 && j->sorting && j->res->sort.ok;
+}
+static int distinct(const gp_job *j) { return j->o->distinct && j->sorting && j->res->sort.ok; }
 static int scanning(const gp_job *j) { return j->o->cumsum || j->o->cumint; }
 
 /* The file job, phase by phase (see the file comment; the names of each word: phases.c).
@@ -361,11 +375,15 @@ static const gp_phase file_phases[] = {
     {gp_ph_integral,      integral_x,  GP_PH_INTEGRATE, OWN_LINE | OWN_TIME, 0},
     {gp_ph_combine,       NULL,        GP_PH_COMBINE,   0,                   0},
     {gp_ph_scan,          scanning,    GP_PH_SCAN,      OWN_TIME,            GP_EXIT_DEVICE},
+    {gp_ph_hist,          histogram,   GP_PH_HIST,      0,                   GP_EXIT_DEVICE},
+    {gp_ph_select,        select_unsorted, GP_PH_QUANT, 0,                   GP_EXIT_DEVICE},
     {gp_ph_sort,          device_sort, GP_PH_SORT,      0,                   GP_EXIT_DEVICE},
     {gp_ph_ooc_merge,     out_of_core, GP_PH_MERGE,     0,                   GP_EXIT_DEVICE},
     {gp_ph_exchange,      exchanging,  GP_PH_EXCHANGE,  0,                   0},
     {gp_ph_verify,        device_sort, GP_PH_VERIFY,    0,                   0},
     {gp_ph_ooc_verify,    out_of_core, GP_PH_VERIFY,    0,                   0},
+    {gp_ph_quant_sorted,  quantiles_sorted, GP_PH_QUANT, 0,                  GP_EXIT_DEVICE},
+    {gp_ph_distinct,      distinct,    GP_PH_DISTINCT,  0,                   GP_EXIT_DEVICE},
     {gp_ph_write,         writing,     GP_PH_WRITE,     0,                   GP_EXIT_WRITE},
 };
 

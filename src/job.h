@@ -106,14 +106,35 @@ typedef struct gp_result_scan {
     double last_integral;         /* the last value of DATASET_cumint (0 for none) */
 } gp_result_scan;
 
+/* The distribution: --histogram, --quantiles / --median, --distinct (ph_hist.c,
+ * ph_select.c; valid on rank 0). */
+typedef struct gp_result_dist {
+    int64_t bins;                 /* --histogram N; 0: no histogram */
+    int64_t *counts;              /* rank 0: the bins' counts (malloc'ed, kept for the
+                                     report) */
+    double *edges;                /* rank 0: the bins + 1 edges as float64 (float32 ones
+                                     exactly) */
+    gp_dtype edge_type;           /* GP_F32 or GP_F64: the edges' type (numpy's bin type) */
+    int64_t below, above;         /* non-NaN values below and above the binned range */
+    char counts_dset[1040], edges_dset[1040]; /* written to --out ("" when not) */
+    int nq;                       /* quantiles asked for (0: none) */
+    double q[GP_MAX_QUANTILES], value[GP_MAX_QUANTILES];
+    int q_select;                 /* 1: found by the radix select (--no-sort), 0: read from
+                                     the sorted data */
+    int64_t q_count;              /* the non-NaN values they are quantiles of */
+    int distinct_done;            /* --distinct ran */
+    int64_t distinct;             /* distinct non-NaN values */
+} gp_result_dist;
+
 typedef struct gp_result {
     gp_result_run run;
-    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg, scan */
+    gp_result_input in;           /* the file job's parts: in, stats, sort, xchg, scan, dist */
     gp_result_stats stats;
     gp_result_sort sort;
     gp_result_exchange xchg;
     gp_result_function fn;        /* the function job's */
     gp_result_scan scan;
+    gp_result_dist dist;          /* the file job's distribution */
 } gp_result;
 
 /* Chooses the backend for this rank: --backend cpu → CPU; cuda → CUDA on device

@@ -1,7 +1,7 @@
 /* job_internal.h — the file job's record and what its phases share; private to the job's
  * files: job.c (the phase table and its runner; open, alloc, read), plan.c (the memory
  * plan), pipeline.c (the pieces between the file and the backend's memory) and one ph_*.c
- * file per concept (ph_stats.c, ph_scan.c, ph_sort.c, ph_write.c).
+ * file per concept (ph_stats.c, ph_scan.c, ph_sort.c, ph_hist.c, ph_select.c, ph_write.c).
  *
  * A phase is a function int ph(gp_job *j): it does its work and returns 0 or a GP_EXIT_*
  * code with j->msg set; run_phase (job.c) does the rest. A new phase: its function in a
@@ -108,6 +108,10 @@ int gp_ph_scan(gp_job *j);          /* ph_scan.c: --cumsum, --cumulative-integra
 int gp_ph_sort(gp_job *j);          /* ph_sort.c: order keys, the local sort */
 int gp_ph_exchange(gp_job *j);      /* ph_sort.c: the rank-level merge exchange */
 int gp_ph_verify(gp_job *j);        /* ph_sort.c: the sorted result checked */
+int gp_ph_hist(gp_job *j);          /* ph_hist.c: --histogram over the input's pieces */
+int gp_ph_select(gp_job *j);        /* ph_select.c: --quantiles without the sort */
+int gp_ph_quant_sorted(gp_job *j);  /* ph_select.c: --quantiles from the sorted data */
+int gp_ph_distinct(gp_job *j);      /* ph_select.c: --distinct from the sorted data */
 int gp_ph_write(gp_job *j);         /* ph_write.c: the sorted data to --out */
 
 int gp_ph_ooc_runs(gp_job *j);      /* ph_ooc.c: out of core, the runs through the device */

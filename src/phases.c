@@ -14,6 +14,7 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_SORT]      = {GP_PH_SORT,      "local sort",    "local sort",    "sort"},
     [GP_PH_EXCHANGE]  = {GP_PH_EXCHANGE,  "rank exchange", "rank exchange", "exchange"},
     [GP_PH_VERIFY]    = {GP_PH_VERIFY,    "verify",        "verify",        NULL},
+    [GP_PH_DIST]      = {GP_PH_DIST,      "distribution",  NULL,            NULL},
     [GP_PH_WRITE]     = {GP_PH_WRITE,     "write",         "write",         "write"},
     [GP_PH_TOTAL]     = {GP_PH_TOTAL,     "total",         NULL,            NULL},
     [GP_PH_STARTUP]   = {GP_PH_STARTUP,   "startup",       NULL,            NULL},
@@ -29,6 +30,9 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_RUNS]      = {GP_PH_SORT,      NULL,            "local sort (runs)", "runs"},
     [GP_PH_MERGE]     = {GP_PH_SORT,      NULL,            "merge",         "merge"},
     [GP_PH_SPACE]     = {GP_PH_READ,      NULL,            NULL,            "space"},
+    [GP_PH_HIST]      = {GP_PH_DIST,      NULL,            "histogram",     "hist"},
+    [GP_PH_QUANT]     = {GP_PH_DIST,      NULL,            "quantiles",     "quantiles"},
+    [GP_PH_DISTINCT]  = {GP_PH_DIST,      NULL,            "distinct",      "distinct"},
 };
 
 /* The word of id, or NULL out of range. */

@@ -16,7 +16,8 @@
  * (device memory, and on the CUDA backend the pinned host memory: the two pieces the file's
  * data go through, the exchange's staging buffers); "read" is the rest from the start:
  * opening the input, finding the dataset, planning the memory, and the reads (with the
- * uploads overlapped). The words after them count towards one of those rows. */
+ * uploads overlapped); "distribution" the histogram, quantiles and distinct count. The words
+ * after them count towards one of those rows. */
 typedef enum gp_phase_id {
     GP_PH_ALLOC = 0,
     GP_PH_READ,
@@ -27,6 +28,7 @@ typedef enum gp_phase_id {
     GP_PH_SORT,
     GP_PH_EXCHANGE,
     GP_PH_VERIFY,
+    GP_PH_DIST,
     GP_PH_WRITE,
     GP_PH_TOTAL,             /* the job: from its first phase's start to its last's end */
     GP_PH_STARTUP,           /* outside the job: from main's entry to the first phase
@@ -48,6 +50,9 @@ typedef enum gp_phase_id {
     GP_PH_SPACE,             /* --out's space checked (in open); its fault makes rank 0 see
                                 room that is not there, so that the write's own reservation
                                 meets the full file system */
+    GP_PH_HIST,              /* --histogram (in the distribution row) */
+    GP_PH_QUANT,             /* --quantiles / --median: the select or the sorted read */
+    GP_PH_DISTINCT,          /* --distinct: the runs of the sorted data */
     GP_PH_WORDS              /* the number of words */
 } gp_phase_id;
 

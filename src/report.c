@@ -10,7 +10,12 @@
 
 #include "gp_path.h"
 #include "job.h"
+#include "report_dist.h"
 #include "report_json.h"
+
+/* Room for every non-finite number of one report: the results' (fewer than 16) and each
+ * quantile's value. */
+_Static_assert(GP_JSON_NONFINITE_MAX >= 16 + GP_MAX_QUANTILES, "non_finite's room");
 
 /* Writes the element with key `key` as text: exact integers, %.17g floats. */
 static void fmt_key(char *buf, size_t len, gp_dtype t, uint64_t key)
@@ -235,6 +240,7 @@ void gp_report_print(const gp_result *r, const gp_options *o)
         print_sort(r);
         print_scan(r);
         print_exchange(r);
+        gp_report_dist_print(r);
         print_times(r, o->verbose);
     }
     fflush(stdout);
@@ -330,6 +336,34 @@ static void jkey_int(FILE *f, int depth, const char *key, long long v)
     fprintf(f, "%lld", v);
 }
 
+/* The distribution's options: "histogram" (bins or null), "range" ([A, B] or null),
+ * "quantiles" (the list, --median's 0.5 in it), "median", "distinct". */
+static void json_dist_options(FILE *f, const gp_options *o)
+{
+    jkey(f, 2, "histogram");
+    if (o->hist_bins) fprintf(f, "%lld", (long long)o->hist_bins);
+    else fputs("null", f);
+    jkey(f, 2, "range");
+    if (o->have_range) {
+        fputc('[', f);
+        jnum(f, "range[0]", o->range_a);
+        fputs(", ", f);
+        jnum(f, "range[1]", o->range_b);
+        fputc(']', f);
+    } else {
+        fputs("null", f);
+    }
+    jkey(f, 2, "quantiles");
+    fputc('[', f);
+    for (int k = 0; k < o->nq; k++) {
+        if (k) fputs(", ", f);
+        jnum(f, "quantiles", o->q[k]);
+    }
+    fputc(']', f);
+    jkey_bool(f, 2, "median", o->median);
+    jkey_bool(f, 2, "distinct", o->distinct);
+}
+
 /* "options": the command line as the run understood it, defaults filled in. */
 static void json_options(FILE *f, const gp_options *o)
 {
@@ -361,6 +395,7 @@ static void json_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "reproducible", o->reproducible);
     jkey_bool(f, 2, "cumsum", o->cumsum);
     jkey_bool(f, 2, "cumulative_integral", o->cumint);
+    json_dist_options(f, o);
     if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
     fprintf(f, "\n  }");
 }
@@ -597,6 +632,7 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         json_scan(f, &r->scan);
         json_exchange(f, &r->xchg);
         json_output(f, r);
+        gp_report_dist_json(f, r);
     }
     if (g_json.version >= 2) { /* the names of the nulls above, with their values */
         jkey(f, 1, "non_finite");
@@ -618,3 +654,9 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
     }
     return 0;
 }
+
+/* ---- the writers report_dist.c shares (report_dist.h) ---------------------------------- */
+
+void gp_report_jkey(FILE *f, int depth, const char *key) { jkey(f, depth, key); }
+void gp_report_jnum(FILE *f, const char *key, double x) { jnum(f, key, x); }
+void gp_report_jstr_or_null(FILE *f, const char *s) { jstr_or_null(f, s); }

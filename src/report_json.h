@@ -13,7 +13,9 @@
 #include <stdio.h>
 
 #define GP_JSON_VERSION_DEFAULT 2
-#define GP_JSON_NONFINITE_MAX 16 /* more than the report has numbers that can be non-finite */
+/* More than the report has numbers that can be non-finite: the results' (under 16) and each
+ * --quantiles value (up to GP_MAX_QUANTILES = 64, named by its place: "quantiles[3].value"). */
+#define GP_JSON_NONFINITE_MAX 80
 
 /* The non-finite numbers of one report, in the order written (version 2). */
 typedef struct gp_json_nonfinite {

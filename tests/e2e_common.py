@@ -124,12 +124,19 @@ def cuda_missing(args):
 
 def read_report(path):
     """gpuprim_mpi's --json report as a dict, with its non-finite numbers as floats: version 2
-    writes them as null and lists them in "non_finite" ({"mean": "nan"}), version 1
-    (--json-version 1) as the strings "nan", "inf", "-inf" (README.md's snippets)."""
+    writes them as null and lists them in "non_finite" ({"mean": "nan"}; a quantile's value
+    by its place, {"quantiles[2].value": "inf"}), version 1 (--json-version 1) as the strings
+    "nan", "inf", "-inf" (README.md's and docs/output.md's snippets)."""
     import json
+    import re
     with open(path) as f:
         r = json.load(f)
-    r.update({k: float(v) for k, v in r.get("non_finite", {}).items()})
+    for k, v in r.get("non_finite", {}).items():
+        m = re.fullmatch(r"(\w+)\[(\d+)\]\.(\w+)", k)
+        if m:
+            r[m.group(1)][int(m.group(2))][m.group(3)] = float(v)
+        else:
+            r[k] = float(v)
     return r
 
 

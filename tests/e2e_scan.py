@@ -296,7 +296,8 @@ def test_usage(args):
     path = write(args, "usage", np.arange(10.0))
     for extra, what in ((["--cumsum"], "--cumsum writes a dataset of --out"),
                         (["--cumulative-integral", "--no-sort"], "--cumulative-integral writes"),
-                        (["--no-sort", "--out", os.path.join(args.work, "u.h5")], "--cumsum or")):
+                        (["--no-sort", "--out", os.path.join(args.work, "u.h5")],
+                         "--cumsum, --cumulative-integral or --histogram")):
         p = run(args, 1, [path, "--backend", args.backend] + extra)
         check(p.returncode == 2 and what in p.stderr,
               f"{extra}: exit {p.returncode}: {p.stderr[-200:]}")

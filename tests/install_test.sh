@@ -20,7 +20,7 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 
 fail=0
 for f in bin/gpuprim_mpi bin/gpuprim_gen include/gpuprim/gpuprim.h include/gpuprim/kernels.h include/gpuprim/exact_sum.h \
-         include/gpuprim/exchange.h include/gpuprim/h5io.h; do
+         include/gpuprim/exchange.h include/gpuprim/h5io.h include/gpuprim/dist.h; do
   [ -e "$prefix/$f" ] || { echo "FAIL: $f not installed"; fail=1; }
 done
 # the contract only: no private header, and no program code in the library

@@ -24,6 +24,7 @@
     X(to_keys, 0) X(from_keys, 0) X(sort, 0) X(iota, 0) X(sort_values, 0) X(sort_spare, 1)   \
     X(merge_split, 0) X(merge_path, 0)                                                       \
     X(ipc_get, 0) X(ipc_open, 0) X(ipc_close, 0)                                             \
+    X(hist, 0) X(finite_range, 0) X(radix_hist, 0) X(runs, 0)                               \
     X(last_error, 0)
 
 /* One field of gp_backend: its place, for the layout check. */

@@ -17,13 +17,13 @@ static void test_rows(void)
 {
     static const char *const rows[GP_NPHASES] = {
         "alloc", "read", "upload", "reduce", "integrate", "scan", "local sort",
-        "rank exchange", "verify", "write", "total", "startup", "teardown"};
+        "rank exchange", "verify", "distribution", "write", "total", "startup", "teardown"};
     for (int i = 0; i < GP_NPHASES; i++) {
         CHECK(same(gp_phase_label(i), rows[i]), "row %d: '%s', want '%s'", i,
               gp_phase_label(i) ? gp_phase_label(i) : "(null)", rows[i]);
         CHECK(gp_phase_words[i].row == (gp_phase_id)i, "row %d counts towards itself", i);
     }
-    CHECK(GP_PH_TOTAL == 10, "total is row 10, after the job's phases");
+    CHECK(GP_PH_TOTAL == 11, "total is row 11, after the job's phases");
     CHECK(GP_PH_STARTUP == GP_NPHASES - 2 && GP_PH_TEARDOWN == GP_NPHASES - 1,
           "startup and teardown, outside the job, are the last rows");
 }
@@ -44,6 +44,7 @@ static void test_words(void)
         {GP_PH_SORT, "local sort", "local sort", "sort"},
         {GP_PH_EXCHANGE, "rank exchange", "rank exchange", "exchange"},
         {GP_PH_VERIFY, "verify", "verify", NULL},
+        {GP_PH_DIST, "distribution", NULL, NULL},
         {GP_PH_WRITE, "write", "write", "write"},
         {GP_PH_TOTAL, "total", NULL, NULL},
         {GP_PH_STARTUP, "startup", NULL, NULL},
@@ -59,6 +60,9 @@ static void test_words(void)
         {GP_PH_RUNS, "local sort", "local sort (runs)", "runs"},
         {GP_PH_MERGE, "local sort", "merge", "merge"},
         {GP_PH_SPACE, "read", NULL, "space"},
+        {GP_PH_HIST, "distribution", "histogram", "hist"},
+        {GP_PH_QUANT, "distribution", "quantiles", "quantiles"},
+        {GP_PH_DISTINCT, "distribution", "distinct", "distinct"},
     };
     const int n = (int)(sizeof want / sizeof want[0]);
     CHECK(n == GP_PH_WORDS, "%d words listed here, %d in phases.h", n, (int)GP_PH_WORDS);

@@ -11,6 +11,11 @@
  *                 with a reason when the build or the machine has none), the built-in
  *                 integrands of the trapezoid rule;
  *   exact_sum.h   the exact (Kulisch) accumulator of exact_sum and its host functions;
+ *   dist.h        the distribution of a dataset: numpy's histogram plan (gp_hist_plan),
+ *                 the finite range, the radix select's state (gp_select_*), numpy's quantile
+ *                 interpolation (gp_quantile_index / _lerp), the runs of equal values (the
+ *                 distinct count): the records of the backend's hist, finite_range,
+ *                 radix_hist and runs entries;
  *   exchange.h    the distributed operations over an MPI communicator:
  *                   gp_stats_reduce / gp_stats_allreduce  combine every rank's gp_stats in
  *                                   rank order (deterministic for a given rank count),
@@ -64,6 +69,7 @@
 
 #include "kernels.h"
 #include "exact_sum.h"
+#include "dist.h"
 #include "exchange.h"
 #include "shard.h"
 #include "h5io.h"

@@ -265,6 +265,8 @@ typedef enum gp_order {
 
 /* The exact (Kulisch) accumulator of exact_sum below; defined in exact_sum.h (exact sums). */
 struct gp_superacc;
+/* The records of the histograms and the selection below (dist.h, the distribution). */
+struct gp_hist_spec; struct gp_frange; struct gp_select; struct gp_runs;
 
 /* ---- descending order and values in the sort and the merge-split, in full -------------
  *
@@ -318,7 +320,8 @@ struct gp_superacc;
  * returns results to the host has finished its device work when it returns.
  * The entries are grouped by lifecycle, as a job uses them: identity and capabilities,
  * device memory, transfers, statistics and integrals, prefix scans, sort and keys, the merge
- * of the rank exchange's data plane, inter-process mapping, errors. Both tables fill them by name.
+ * of the rank exchange's data plane, inter-process mapping, histograms and selection, errors.
+ * Both tables fill them by name.
  * Every entry is mandatory (never NULL) except those marked "Optional" (sort_spare);
  * tests/test_backend_table.c checks both tables. */
 typedef struct gp_backend {
@@ -590,6 +593,28 @@ typedef struct gp_backend {
     int (*ipc_get)(void *dev, void *handle);
     int (*ipc_open)(const void *handle, void **dev);
     int (*ipc_close)(void *dev);
+
+    /* ---- histograms and selection ------------------------------------------------------- */
+    /* The distribution, piece by piece (dist.h has the records and the rules in full). Each
+     * adds what it finds in y[0, n) (device pointer, type t or spec->t) into host counts or
+     * a host record: integers, the same for any split into pieces and on both backends.
+     * Errors: GP_EINVAL (bad type, n < 0, NULL pointers, a spec or select state that does
+     * not fit the type), GP_ENOMEM, GP_EDEVICE. */
+
+    /* numpy's histogram rule of spec (its host edges read by the entry): counts[bin] += 1
+     * for bins 0 .. nbins - 1, counts[nbins] below the range (-inf too), counts[nbins + 1]
+     * above it (+inf too), NaN not counted; counts: nbins + 2 int64. */
+    int (*hist)(const struct gp_hist_spec *spec, const void *y, int64_t n, int64_t *counts);
+    /* The finite range into *io: finite elements, the keys of the least and greatest, the
+     * -inf and +inf counts. */
+    int (*finite_range)(gp_dtype t, const void *y, int64_t n, struct gp_frange *io);
+    /* One pass of a radix select: counts[(p << sel->bits) + digit] += 1 for each element whose
+     * order key has sel->prefixes[p] above the pass's digit; counts: gp_select_counts_len
+     * int64. */
+    int (*radix_hist)(gp_dtype t, const void *y, int64_t n, const struct gp_select *sel,
+                      int64_t *counts);
+    /* The runs of equal non-NaN values into *out (in sorted data, the distinct count). */
+    int (*runs)(gp_dtype t, const void *y, int64_t n, struct gp_runs *out);
 
     /* ---- errors -------------------------------------------------------------------------- */
 

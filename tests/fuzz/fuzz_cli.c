@@ -12,12 +12,13 @@
  *     order with b - a finite (the same words with the --a and --b values swapped are
  *     accepted too, with a and b swapped), dx finite and non-zero, the file / function mode
  *     rules, the --out / --force / --no-sort / --argsort / --payload / --cumsum /
- *     --cumulative-integral / --x / --dx /
- *     --transport combinations (--transport only in file mode with a sort, one of auto,
- *     shared, mpi), --io one of auto, posix, mpiio (its last value; auto when absent; file
- *     mode only), --json-version 1 or 2 (its last value; 2 when absent; with --json
- *     only); no value of --out, --json,
- *     --dataset, --x or --payload starts with '-', and no --out or --json value is empty;
+ *     --cumulative-integral / --x / --dx / --histogram / --range / --quantiles / --median /
+ *     --distinct / --transport combinations (--transport only in file mode with a sort, one
+ *     of auto, shared, mpi; --range with --histogram, finite A <= B; --distinct with the
+ *     sort; quantiles in [0, 1]), --io one of auto, posix, mpiio (its last value; auto when
+ *     absent; file mode only), --json-version 1 or 2 (its last value; 2 when absent; with
+ *     --json only); no value of --out, --json, --dataset, --x or --payload starts with '-',
+ *     and no --out or --json value is empty;
  *   - the result is what an independent model of the command line's syntax says (a value
  *     as the next word or after '=', long options by an unambiguous prefix, -q and -v
  *     combined in one word, the last value of an option wins; shape() below);
@@ -88,38 +89,41 @@ static int is_word(const char *p, int argc, char **argv)
 /* An independent model of the command line's shape: which words are option values (the
  * last value of each option wins), which are flags, which is the file. */
 typedef struct model {
-    const char *val[14]; /* last value of each option of `valued` */
-    int flag[11];        /* each flag of `flags` present */
+    const char *val[16]; /* last value of each option of `valued` */
+    int flag[13];        /* each flag of `flags` present */
     int progress;        /* last of --progress (1) / --no-progress (-1) */
     int help;            /* a word before any error asks for --help or --version */
     const char *file;
     int npositional;
 } model;
 
-static const char *const valued[14] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
+static const char *const valued[16] = {"--dataset", "--x", "--dx", "--out", "--payload", "--json",
                                        "--function", "--a", "--b", "--n", "--backend",
-                                       "--transport", "--io", "--json-version"};
+                                       "--transport", "--io", "--json-version", "--histogram",
+                                       "--quantiles"};
 enum { V_DATASET, V_X, V_DX, V_OUT, V_PAYLOAD, V_JSON, V_FUNCTION, V_A, V_B, V_N, V_BACKEND,
-       V_TRANSPORT, V_IO, V_JSON_VERSION };
-static const char *const flags[11][2] = {{"--force", NULL},  {"--no-sort", NULL},
+       V_TRANSPORT, V_IO, V_JSON_VERSION, V_HISTOGRAM, V_QUANTILES };
+static const char *const flags[13][2] = {{"--force", NULL},  {"--no-sort", NULL},
                                          {"--descending", NULL}, {"--stable", NULL},
                                          {"--argsort", NULL}, {"--reproducible", NULL},
                                          {"--quiet", "-q"}, {"--verbose", "-v"},
                                          {"--cumsum", NULL}, {"--cumulative-integral", NULL},
-                                         {NULL, NULL}};
-/* the long options without a slot above */
-static const char *const others[4] = {"--progress", "--no-progress", "--help", "--version"};
-enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_NONE = -1 };
+                                         {"--median", NULL}, {"--distinct", NULL}, {NULL, NULL}};
+/* the long options without a slot above; --range takes two values (the option's and the
+ * next word) */
+static const char *const others[5] = {"--progress", "--no-progress", "--help", "--version",
+                                      "--range"};
+enum { K_VALUED = 0, K_FLAG = 100, K_OTHER = 200, K_RANGE = 204, K_NONE = -1 };
 
 /* The option that "--" + name[0, len) names: an exact long name, else the one long name it
  * is a prefix of (K_VALUED + k, K_FLAG + k, K_OTHER + k); K_NONE when none or several. */
 static int resolve(const char *name, size_t len)
 {
-    const char *all[14 + 10 + 4];
-    int code[14 + 10 + 4], n = 0;
-    for (int k = 0; k < 14; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
+    const char *all[16 + 12 + 5];
+    int code[16 + 12 + 5], n = 0;
+    for (int k = 0; k < 16; k++) all[n] = valued[k], code[n++] = K_VALUED + k;
     for (int k = 0; flags[k][0]; k++) all[n] = flags[k][0], code[n++] = K_FLAG + k;
-    for (int k = 0; k < 4; k++) all[n] = others[k], code[n++] = K_OTHER + k;
+    for (int k = 0; k < 5; k++) all[n] = others[k], code[n++] = K_OTHER + k;
     int found = K_NONE, count = 0;
     for (int i = 0; i < n; i++) {
         if (strlen(all[i]) == len + 2 && strncmp(all[i] + 2, name, len) == 0) return code[i];
@@ -140,7 +144,10 @@ static void shape_word(int argc, char **argv, int *i, model *m)
         else if (k >= K_FLAG && k < K_OTHER) m->flag[k - K_FLAG] = 1;
         else if (k == K_OTHER) m->progress = 1;
         else if (k == K_OTHER + 1) m->progress = -1;
-        else if (k >= K_OTHER + 2 && !eq) m->help = 1;
+        else if (k == K_RANGE && (eq || *i + 1 < argc)) { /* A, then B: the next word */
+            if (!eq) ++*i;
+            if (*i + 1 < argc) ++*i;
+        } else if ((k == K_OTHER + 2 || k == K_OTHER + 3) && !eq) m->help = 1;
         return;
     }
     if (w[0] == '-' && w[1] && w[1] != '-') {
@@ -218,6 +225,25 @@ static void swapped_bounds_accepted(int argc, char **argv, const model *m, const
           rc ? msg : "accepted");
     for (int i = 0; i < argc; i++)
         if (sw[i] != argv[i] && sw[i] != m->val[V_A] && sw[i] != m->val[V_B]) free(sw[i]);
+}
+
+/* The distribution's options of an accepted command line: the flags as the model says,
+ * --histogram in range, --range with --histogram (finite A <= B), quantiles in [0, 1],
+ * --distinct with the sort, none of them in function mode. */
+static void check_dist(int argc, char **argv, const model *m, const gp_options *o)
+{
+    CHECK(o->median == m->flag[10] && o->distinct == m->flag[11], "--median %d, --distinct %d",
+          o->median, o->distinct);
+    CHECK(o->hist_bins >= 0 && o->hist_bins <= ((int64_t)1 << 24), "--histogram %lld",
+          (long long)o->hist_bins);
+    CHECK(!o->have_range || (o->hist_bins > 0 && o->range_a <= o->range_b &&
+                             isfinite(o->range_a) && isfinite(o->range_b)),
+          "--range %g %g accepted", o->range_a, o->range_b);
+    CHECK(o->nq >= 0 && o->nq <= GP_MAX_QUANTILES, "%d quantiles", o->nq);
+    for (int k = 0; k < o->nq; k++) CHECK(o->q[k] >= 0.0 && o->q[k] <= 1.0, "q %g", o->q[k]);
+    CHECK(!o->distinct || !o->no_sort, "--distinct with --no-sort accepted");
+    CHECK(!o->function_mode || (!o->hist_bins && !o->nq && !o->distinct),
+          "a distribution option in function mode accepted");
 }
 
 /* --json-version: "1" or "2" as its last value, only with --json; 2 when not given. */
@@ -321,6 +347,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const int *fl[] = {&o.force, &o.no_sort, &o.descending, &o.stable, &o.argsort,
                            &o.reproducible, &o.quiet, &o.verbose, &o.cumsum, &o.cumint};
         for (int k = 0; k < 10; k++) CHECK(*fl[k] == m.flag[k], "%s: %d", flags[k][0], *fl[k]);
+        check_dist(argc, argv, &m, &o);
         CHECK(o.progress == m.progress, "progress %d, want %d", o.progress, m.progress);
         CHECK(o.function_mode == (m.val[V_FUNCTION] != NULL), "function mode %d", o.function_mode);
         CHECK(m.npositional == (o.function_mode ? 0 : 1) && o.file == (o.function_mode ? NULL : m.file),
@@ -366,8 +393,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(isfinite(o.dx) && o.dx != 0.0, "dx %g", o.dx);
             CHECK(o.n == 1000000 && o.a == 0.0 && o.b == 1.0, "function options in file mode");
             CHECK(!(o.xdataset && o.dx != 1.0), "--x with --dx %g", o.dx);
-            CHECK(!(o.out && o.no_sort && !o.cumsum && !o.cumint),
-                  "--out with --no-sort and no scan");
+            CHECK(!(o.out && o.no_sort && !o.cumsum && !o.cumint && !o.hist_bins),
+                  "--out with --no-sort and no scan or --histogram");
             CHECK(!(o.no_sort && (o.descending || o.stable || o.argsort || o.payload)),
                   "sort options with --no-sort");
             CHECK(!((o.argsort || o.payload || o.cumsum || o.cumint) && !o.out),

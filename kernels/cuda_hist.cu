@@ -1,0 +1,508 @@
+/* cuda_hist.cu — the CUDA backend's histogram entries: gp_backend.hist (numpy's histogram
+ * rule, gpuprim/dist.h) and finite_range; and the scratch and launch sizing that
+ * cuda_select.cu shares (cuda_dist.cuh).
+ *
+ * hist: a grid-stride pass with 16-byte vector loads (UNROLL in flight per thread); each
+ * thread bins its elements with numpy's rule (hist_rule.h: the same code as the CPU twin
+ * after the index) and counts them into the block's private histogram in shared memory
+ * (with the edges beside it), a run of one bin costing one shared atomic; at the end each
+ * block adds its nonzero counters into the device counts with 64-bit integer atomics, whose
+ * totals do not depend on the order of the blocks. A histogram too large for shared memory
+ * counts straight into global memory. The index: numpy's ((x - lo) / (hi - lo)) * N is
+ * first taken as one product (x - lo) * (N / (hi - lo)); when that product is more than
+ * 2^-19 (float32; 2^-48 in float64) of itself away from an integer, its truncation is the
+ * truncation of numpy's quotient (the two differ by a few units in the last place), and
+ * otherwise numpy's division itself decides. Then numpy's two corrections against the
+ * edges.
+ */
+#include "cuda_dist.cuh"
+#include "gpuprim/dist.h"
+#include "hist_rule.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <type_traits>
+#include <vector>
+
+/* ---- scratch and launch sizing (cuda_dist.cuh) ------------------------------------------ */
+
+namespace dst {
+
+/* One scratch slot (one anonymous namespace per file: nvcc's kernel stubs need that). */
+struct Slot {
+    int device;
+    void *p;
+    size_t cap;
+};
+static Slot g_slots[NSLOTS] = {{-1, NULL, 0}, {-1, NULL, 0}, {-1, NULL, 0}};
+
+int scratch(int slot, size_t bytes, void **p)
+{
+    int dev = -1;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    Slot &s = g_slots[slot];
+    if (s.device != dev || s.cap < bytes) {
+        size_t cap = bytes < 4096 ? 4096 : bytes;
+        if (s.device == dev && s.p) CUDA_CHECK(cudaFree(s.p));
+        s.p = NULL;
+        s.cap = 0;
+        void *q = NULL;
+        CUDA_CHECK(cudaMalloc(&q, cap));
+        s.device = dev;
+        s.p = q;
+        s.cap = cap;
+    }
+    *p = s.p;
+    return GP_OK;
+}
+
+int add_counts(const void *d, size_t len, int64_t *counts)
+{
+    std::vector<unsigned long long> h(len);
+    CUDA_CHECK(cudaMemcpy(h.data(), d, len * 8, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < len; i++) counts[i] += (int64_t)h[i];
+    return GP_OK;
+}
+
+int smem_max(size_t *bytes)
+{
+    const gpc_devinfo *d = NULL;
+    const int rc = gpc_devinfo_get(&d);
+    if (rc) return rc;
+    *bytes = d->smem_per_block_optin;
+    return GP_OK;
+}
+
+int grid_of(const void *kernel, size_t smem, long long work, int per_thread, int *blocks)
+{
+    const gpc_devinfo *d = NULL;
+    int rc = gpc_devinfo_get(&d);
+    if (rc) return rc;
+    if (smem > 48 * 1024)
+        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem));
+    if (per_sm < 1) per_sm = 1;
+    long long b = (long long)d->sm_count * per_sm;
+    const long long step = (long long)THREADS * per_thread;
+    const long long need = (work + step - 1) / step;
+    if (b > need) b = need;
+    const long long least = (work >> 30) + 1; /* < 2^30 items per block */
+    if (b < least) b = least;
+    if (b > d->max_grid_x) b = d->max_grid_x;
+    *blocks = (int)(b < 1 ? 1 : b);
+    return GP_OK;
+}
+
+} // namespace dst
+
+namespace {
+
+using namespace dst;
+
+/* ---- hist --------------------------------------------------------------------------------- */
+
+/* What the kernel needs of a plan (by value). */
+struct HistArgs {
+    int nbins;
+    int fast;             /* the scale's products may be tried (finite, normal) */
+    float lo_f, hi_f, den_f, scale_f, nf;
+    double lo_d, hi_d, den_d, scale_d, nd;
+    /* 32-bit integer data (IntEdges): the binned range as integers, ceil(lo_d) and
+     * floor(hi_d) clamped to [-2^33, 2^33]; lo_i - lo_d in float32; float32 N / den */
+    long long lo_i, hi_i;
+    float frac_f, scale_i;
+    int fast_i;
+};
+
+/* 32-bit integer data compare with the edges as integer thresholds: for an integer x,
+ * x < e exactly when x < ceil(e) (clamped to [-2^33, 2^33], beyond every 32-bit value). */
+template <typename T> struct IntEdges {
+    static constexpr bool value = std::is_integral<T>::value && sizeof(T) == 4;
+};
+
+/* The edge table's type of element type T under MODE: float32 edges, float64 edges, or
+ * int64 thresholds (IntEdges). */
+template <typename T, int MODE> struct EdgeOf {
+    typedef typename std::conditional<
+        MODE != GP_HIST_F64, float,
+        typename std::conditional<IntEdges<T>::value, long long, double>::type>::type type;
+};
+
+/* The below / above / NaN bin of a value outside [lo, hi] (NaN fails both comparisons). */
+__device__ __forceinline__ int outside(bool nan, bool below, int nb)
+{
+    return nan ? -1 : below ? nb : nb + 1;
+}
+
+/* numpy's truncated index of the float32 quotient f = (num / den) * n (GP_HIST_F32): first
+ * num * (n / den), whose truncation is f's when it lies more than 2^-19 of itself from an
+ * integer (the two differ by at most 4 units of 2^-24 of themselves), else numpy's
+ * division itself. */
+__device__ __forceinline__ int index_f32(float num, const HistArgs &a)
+{
+    if (a.fast) {
+        const float fa = __fmul_rn(num, a.scale_f);
+        const float m = __fmul_rn(fa, 0x1p-19f);
+        const float lo = __fsub_rn(fa, m), hi = __fadd_rn(fa, m);
+        if (floorf(lo) == floorf(hi)) return lo < a.nf ? (int)lo : a.nbins - 1;
+    }
+    return (int)gp_hist_trunc((double)__fmul_rn(__fdiv_rn(num, a.den_f), a.nf), a.nbins);
+}
+
+/* The same in float64 (GP_HIST_F32R and GP_HIST_F64): the margin 2^-48. */
+__device__ __forceinline__ int index_f64(double num, const HistArgs &a)
+{
+    if (a.fast) {
+        const double fa = __dmul_rn(num, a.scale_d);
+        const double m = __dmul_rn(fa, 0x1p-48);
+        const double lo = __dsub_rn(fa, m), hi = __dadd_rn(fa, m);
+        if (floor(lo) == floor(hi)) return (int)gp_hist_trunc(lo, a.nbins);
+    }
+    return (int)gp_hist_trunc(__dmul_rn(__ddiv_rn(num, a.den_d), a.nd), a.nbins);
+}
+
+/* The bin of float32 x (GP_HIST_F32 when R is false, GP_HIST_F32R when true) against the
+ * float32 edges e: 0 .. nbins - 1, nbins below, nbins + 1 above, -1 NaN. */
+template <bool R>
+__device__ __forceinline__ int bin_f32(float x, const HistArgs &a, const float *e)
+{
+    if (!(x >= a.lo_f && x <= a.hi_f)) return outside(gpc_is_nan(x), x < a.lo_f, a.nbins);
+    const float num = __fsub_rn(x, a.lo_f);
+    const int i = R ? index_f64((double)num, a) : index_f32(num, a);
+    return (int)gp_hist_fix_f32(x, e, i, a.nbins);
+}
+
+/* The bin of x as float64 (GP_HIST_F64) against the float64 edges e. */
+__device__ __forceinline__ int bin_f64(double x, const HistArgs &a, const double *e)
+{
+    if (!(x >= a.lo_d && x <= a.hi_d)) return outside(x != x, x < a.lo_d, a.nbins);
+    const int i = index_f64(__dsub_rn(x, a.lo_d), a);
+    return (int)gp_hist_fix_f64(x, e, i, a.nbins);
+}
+
+/* The bin of 32-bit integer x (GP_HIST_F64) against the integer thresholds t (IntEdges):
+ * the range and numpy's corrections in integers (exact for integer x); the index first from
+ * float32 (x - lo_i) + (lo_i - lo_d) times N / den, a sum of two non-negative terms within
+ * 3 units of 2^-24 of x - lo_d, when it lies more than 2^-19 of itself from an integer
+ * (numpy's float64 quotient is within 2^-51 of the exact one), else numpy's float64 steps. */
+__device__ __forceinline__ int bin_i32(long long x, const HistArgs &a, const long long *t)
+{
+    const int nb = a.nbins;
+    if (x < a.lo_i) return nb;
+    if (x > a.hi_i) return nb + 1;
+    int i = -1;
+    if (a.fast_i) {
+        const float num = __fadd_rn((float)(x - a.lo_i), a.frac_f);
+        const float fa = __fmul_rn(num, a.scale_i);
+        const float m = __fmul_rn(fa, 0x1p-19f);
+        const float lo = __fsub_rn(fa, m), hi = __fadd_rn(fa, m);
+        if (floorf(lo) == floorf(hi)) i = lo < a.nf ? (int)lo : nb - 1;
+    }
+    if (i < 0) {
+        const double q = __ddiv_rn(__dsub_rn((double)x, a.lo_d), a.den_d);
+        i = (int)gp_hist_trunc(__dmul_rn(q, a.nd), nb);
+    }
+    if (i > 0 && x < t[i]) i--;
+    if (i < nb - 1 && x >= t[i + 1]) i++;
+    return i;
+}
+
+/* The bin of element v of type T under MODE (gp_hist_mode). */
+template <int MODE, typename T, typename E>
+__device__ __forceinline__ int bin_of(T v, const HistArgs &a, const E *e)
+{
+    if constexpr (MODE == GP_HIST_F64 && IntEdges<T>::value) {
+        return bin_i32((long long)v, a, (const long long *)e);
+    } else if constexpr (MODE == GP_HIST_F64) {
+        return bin_f64((double)v, a, (const double *)e);
+    } else {
+        return bin_f32<MODE == GP_HIST_F32R>((float)v, a, (const float *)e);
+    }
+}
+
+/* A thread's run of one bin counted into global memory (the kernel without shared memory). */
+struct GRun {
+    int slot;
+    unsigned long long n;
+    __device__ __forceinline__ void add(unsigned long long *g, int s)
+    {
+        if (s == slot) {
+            n++;
+            return;
+        }
+        if (slot >= 0) atomicAdd(g + slot, n);
+        slot = s;
+        n = 1ull;
+    }
+    __device__ __forceinline__ void flush(unsigned long long *g)
+    {
+        if (slot >= 0) atomicAdd(g + slot, n);
+    }
+};
+
+/* hist of y[0, n) into the device counts g[0, nbins + 2) (added to). SMEM: the edges and
+ * `copies` copies of the block's counters in dynamic shared memory (cuda_dist.cuh); else
+ * edges read through the cache and counts added in global memory. */
+template <typename T, int MODE, bool SMEM>
+__global__ void __launch_bounds__(THREADS)
+k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict__ gedges,
+       unsigned long long *__restrict__ g, int copies)
+{
+    typedef typename EdgeOf<T, MODE>::type E;
+    extern __shared__ unsigned long long sm_raw[];
+    const int nb = a.nbins;
+    const E *e = (const E *)gedges;
+    const int stride = copy_stride(nb + 2);
+    unsigned *sc = NULL, *mine = NULL;
+    if (SMEM) {
+        E *se = (E *)sm_raw;
+        for (int i = threadIdx.x; i <= nb; i += THREADS) se[i] = e[i];
+        sc = (unsigned *)(se + nb + 1);
+        zero_counts(sc, copies, stride);
+        mine = sc + (threadIdx.x & 31) % copies * stride;
+        e = se;
+        __syncthreads();
+    }
+    Run run;
+    run.init();
+    GRun grun = {-1, 0ull};
+    auto put = [&](T v) {
+        const int b = bin_of<MODE>(v, a, e);
+        if (b < 0) return;
+        if (SMEM) run.add(mine, b);
+        else grun.add(g, b);
+    };
+    for_each_elem(y, n, put);
+    if (SMEM) {
+        run.flush(mine);
+        __syncthreads();
+        flush_counts(sc, copies, stride, g, nb + 2);
+    } else {
+        grun.flush(g);
+    }
+}
+
+/* Launches k_hist for element type T and mode MODE: the shared-memory form when the edges
+ * and one copy of the counters fit one block's shared memory (with as many copies, up to
+ * COPIES, as keep the block within OCC_SMEM, so that 8 blocks of 256 threads fill an SM),
+ * else the global one. */
+template <typename T, int MODE>
+int launch_hist(const T *y, long long n, const HistArgs &a, const void *d_edges,
+                unsigned long long *d_counts)
+{
+    typedef typename EdgeOf<T, MODE>::type E;
+    size_t smax = 0;
+    int rc = smem_max(&smax), blocks = 1;
+    if (rc) return rc;
+    const size_t etab = (size_t)(a.nbins + 1) * sizeof(E);
+    const size_t per = (size_t)copy_stride(a.nbins + 2) * 4u;
+    int copies = COPIES;
+    while (copies > 1 && etab + per * (size_t)copies > OCC_SMEM) copies /= 2;
+    const size_t need = etab + per * (size_t)copies;
+    if (need <= smax) {
+        const void *k = (const void *)k_hist<T, MODE, true>;
+        if ((rc = grid_of(k, need, n, UNROLL * (16 / (int)sizeof(T)), &blocks))) return rc;
+        k_hist<T, MODE, true><<<blocks, THREADS, need>>>(y, n, a, d_edges, d_counts, copies);
+    } else {
+        const void *k = (const void *)k_hist<T, MODE, false>;
+        if ((rc = grid_of(k, 0, n, UNROLL * (16 / (int)sizeof(T)), &blocks))) return rc;
+        k_hist<T, MODE, false><<<blocks, THREADS, 0>>>(y, n, a, d_edges, d_counts, 1);
+    }
+    CUDA_CHECK_LAUNCH("k_hist");
+    return GP_OK;
+}
+
+/* v rounded up (ceil) or down (floor) to an integer, clamped into [-2^33, 2^33]: beyond
+ * every 32-bit value, so that comparisons of such values with it are those with v. */
+long long int33(double v, bool up)
+{
+    const double lim = 0x1p33;
+    if (!(v > -lim)) return -(1ll << 33);
+    if (!(v < lim)) return 1ll << 33;
+    return (long long)(up ? ceil(v) : floor(v));
+}
+
+/* The kernel's arguments of a plan (the scales computed here, in the plan's types). */
+HistArgs hist_args_of(const gp_hist_spec *s)
+{
+    HistArgs a;
+    memset(&a, 0, sizeof a);
+    a.nbins = (int)s->nbins;
+    a.lo_f = s->lo_f;
+    a.hi_f = s->hi_f;
+    a.den_f = s->den_f;
+    a.nf = (float)s->nbins;
+    a.lo_d = s->lo_d;
+    a.hi_d = s->hi_d;
+    a.den_d = s->den_d;
+    a.nd = (double)s->nbins;
+    if (s->mode == GP_HIST_F32) {
+        a.scale_f = a.nf / s->den_f;
+        a.fast = isfinite(a.scale_f) && a.scale_f >= FLT_MIN; /* normal: 2^-24 relative */
+    } else {
+        a.scale_d = a.nd / s->den_d;
+        a.fast = isfinite(a.scale_d) && a.scale_d >= DBL_MIN;
+    }
+    if (s->t == GP_I32 || s->t == GP_U32) { /* IntEdges */
+        a.lo_i = int33(s->lo_d, true);
+        a.hi_i = int33(s->hi_d, false);
+        a.frac_f = (float)((double)a.lo_i - s->lo_d);
+        a.scale_i = (float)a.scale_d;
+        a.fast_i = a.fast && isfinite(a.frac_f) && isfinite(a.scale_i) && a.scale_i >= FLT_MIN;
+    }
+    return a;
+}
+
+/* The edge table the kernel reads: the plan's edges, or for 32-bit integer data their
+ * integer thresholds (IntEdges) converted into tbl (host); the table's address. */
+const void *edge_table(const gp_hist_spec *s, std::vector<long long> &tbl)
+{
+    if (s->t != GP_I32 && s->t != GP_U32) return s->edges;
+    const double *e = (const double *)s->edges;
+    tbl.resize((size_t)s->nbins + 1);
+    for (size_t i = 0; i < tbl.size(); i++) tbl[i] = int33(e[i], true);
+    return tbl.data();
+}
+
+/* The checks of gp_cuda_hist's arguments (GPC_EINVAL returns). */
+int hist_check(const gp_hist_spec *s, const void *y, int64_t n, const int64_t *counts)
+{
+    if (!s) GPC_EINVAL("spec is NULL");
+    GPC_CHECK_ARRAY(s->t, n, y, "y");
+    if (s->nbins < 1 || s->nbins > GP_HIST_MAX_BINS)
+        GPC_EINVAL("nbins = %lld", (long long)s->nbins);
+    const bool f32 = s->mode == GP_HIST_F32 || s->mode == GP_HIST_F32R;
+    if (s->mode < GP_HIST_F32 || s->mode > GP_HIST_F64 || f32 != (s->t == GP_F32) ||
+        s->edge_type != gp_hist_edge_type(s->t))
+        GPC_EINVAL("mode %d / edge type %d do not fit dtype %s", (int)s->mode,
+                   (int)s->edge_type, gp_dtype_name(s->t));
+    if (!s->edges || !counts) GPC_EINVAL("%s is NULL", !s->edges ? "edges" : "counts");
+    return GP_OK;
+}
+
+/* ---- finite_range ------------------------------------------------------------------------- */
+
+/* A partial finite range (gp_frange's fields, typed for the warp shuffles). */
+struct FR {
+    unsigned long long mn, mx, fin, ninf, pinf;
+};
+
+struct FROp {
+    typedef FR T;
+    __device__ __forceinline__ static FR identity() { return FR{~0ull, 0ull, 0ull, 0ull, 0ull}; }
+    __device__ __forceinline__ static FR combine(const FR &a, const FR &b)
+    {
+        return FR{a.mn < b.mn ? a.mn : b.mn, a.mx > b.mx ? a.mx : b.mx, a.fin + b.fin,
+                  a.ninf + b.ninf, a.pinf + b.pinf};
+    }
+    __device__ __forceinline__ static FR shfl_down(const FR &v, int off)
+    {
+        return FR{__shfl_down_sync(blk::FULL_MASK, v.mn, off),
+                  __shfl_down_sync(blk::FULL_MASK, v.mx, off),
+                  __shfl_down_sync(blk::FULL_MASK, v.fin, off),
+                  __shfl_down_sync(blk::FULL_MASK, v.ninf, off),
+                  __shfl_down_sync(blk::FULL_MASK, v.pinf, off)};
+    }
+};
+
+/* +1 / -1 for +inf / -inf, else 0 (integers: 0). */
+template <typename T> __device__ __forceinline__ int inf_sign(T v)
+{
+    if constexpr (std::is_floating_point<T>::value) return isinf(v) ? (v > 0 ? 1 : -1) : 0;
+    else return 0;
+}
+
+/* The finite range of y[0, n) combined into *out (atomics: min, max, sums). */
+template <typename T>
+__global__ void __launch_bounds__(THREADS) k_frange(const T *__restrict__ y, long long n, FR *out)
+{
+    FR a = FROp::identity();
+    const long long nth = (long long)gridDim.x * THREADS;
+    for (long long i = (long long)blockIdx.x * THREADS + threadIdx.x; i < n; i += nth) {
+        const T v = __ldg(y + i);
+        if (gpc_is_nan(v)) continue;
+        const int s = inf_sign(v);
+        if (s) {
+            if (s > 0) a.pinf++;
+            else a.ninf++;
+            continue;
+        }
+        const unsigned long long k = gpc_key_of(v);
+        a.fin++;
+        a.mn = k < a.mn ? k : a.mn;
+        a.mx = k > a.mx ? k : a.mx;
+    }
+    const FR r = blk::block_reduce<FROp, THREADS>(a);
+    if (threadIdx.x == 0) {
+        atomicMin(&out->mn, r.mn);
+        atomicMax(&out->mx, r.mx);
+        atomicAdd(&out->fin, r.fin);
+        atomicAdd(&out->ninf, r.ninf);
+        atomicAdd(&out->pinf, r.pinf);
+    }
+}
+
+} // namespace
+
+/* Histogram with numpy's rule — gp_backend.hist on the GPU (contract: gpuprim/kernels.h):
+ * the edges copied to the device, the device counts zeroed, one launch, the counts copied
+ * back and added into counts[0, nbins + 2). */
+extern "C" int gp_cuda_hist(const gp_hist_spec *s, const void *y, int64_t n, int64_t *counts)
+{
+    int rc = hist_check(s, y, n, counts);
+    if (rc || n == 0) return rc;
+    const size_t ebytes = (size_t)(s->nbins + 1) * gp_dtype_size(s->edge_type);
+    const size_t ncount = (size_t)s->nbins + 2;
+    void *d_edges = NULL, *d_counts = NULL;
+    if ((rc = scratch(SLOT_TABLE, ebytes, &d_edges)) ||
+        (rc = scratch(SLOT_COUNTS, ncount * 8, &d_counts)))
+        return rc;
+    std::vector<long long> tbl;
+    CUDA_CHECK(cudaMemcpy(d_edges, edge_table(s, tbl), ebytes, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(d_counts, 0, ncount * 8));
+    const HistArgs a = hist_args_of(s);
+    unsigned long long *dc = (unsigned long long *)d_counts;
+    rc = gpc_with_dtype(s->t, [&](auto z) {
+        typedef decltype(z) T;
+        if constexpr (std::is_same<T, float>::value) {
+            return s->mode == GP_HIST_F32
+                       ? launch_hist<float, GP_HIST_F32>((const float *)y, n, a, d_edges, dc)
+                       : launch_hist<float, GP_HIST_F32R>((const float *)y, n, a, d_edges, dc);
+        } else {
+            return launch_hist<T, GP_HIST_F64>((const T *)y, n, a, d_edges, dc);
+        }
+    });
+    return rc ? rc : add_counts(d_counts, ncount, counts);
+}
+
+/* The finite range — gp_backend.finite_range on the GPU: one launch, the record copied back
+ * and combined into *io. */
+extern "C" int gp_cuda_finite_range(gp_dtype t, const void *y, int64_t n, gp_frange *io)
+{
+    GPC_CHECK_ARRAY(t, n, y, "y");
+    if (!io) GPC_EINVAL("io is NULL");
+    if (n == 0) return GP_OK;
+    void *d = NULL;
+    int rc = scratch(SLOT_RECORD, sizeof(FR), &d);
+    if (rc) return rc;
+    const FR init = {~0ull, 0ull, 0ull, 0ull, 0ull};
+    CUDA_CHECK(cudaMemcpy(d, &init, sizeof init, cudaMemcpyHostToDevice));
+    rc = gpc_with_dtype(t, [&](auto z) {
+        typedef decltype(z) T;
+        int blocks = 1;
+        const int r = grid_of((const void *)k_frange<T>, 0, n, 1, &blocks);
+        if (r) return r;
+        k_frange<T><<<blocks, THREADS>>>((const T *)y, n, (FR *)d);
+        CUDA_CHECK_LAUNCH("k_frange");
+        return (int)GP_OK;
+    });
+    if (rc) return rc;
+    FR r;
+    CUDA_CHECK(cudaMemcpy(&r, d, sizeof r, cudaMemcpyDeviceToHost));
+    const gp_frange x = {(int64_t)r.fin, (int64_t)r.ninf, (int64_t)r.pinf, r.mn, r.mx};
+    gp_frange_add(io, &x);
+    return GP_OK;
+}

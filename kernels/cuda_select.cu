@@ -1,0 +1,255 @@
+/* cuda_select.cu — the CUDA backend's selection entries: gp_backend.radix_hist (one pass of
+ * the radix select over the order keys, gpuprim/dist.h) and runs (the runs of equal values
+ * that count the distinct ones in sorted data).
+ *
+ * radix_hist: a grid-stride pass with 16-byte vector loads; each element's order key (the
+ * sort's map, gpc_key_of) is matched against the pass's prefixes (all of them at once: a
+ * binary search over the launch's prefixes in shared memory; the first pass has one prefix
+ * that every key matches) and its digit counted into the block's histograms in shared
+ * memory (a run of one counter costing one shared atomic; on the first pass four copies
+ * taken by lane, against the conflicts of skewed digits), which each block adds into the
+ * device counts with 64-bit integer atomics at the end. As many prefixes' histograms as
+ * fit one block's shared memory go in one launch (2^11 counters each: 26 per launch in the
+ * 227 KiB of an H100 / H200), more in further launches.
+ * runs: the same pass comparing each element with the one before it; a block sum, then one
+ * 64-bit atomic per block.
+ */
+#include "cuda_dist.cuh"
+#include "gpuprim/dist.h"
+#include "hist_rule.h"
+
+#include <string.h>
+#include <type_traits>
+
+namespace {
+
+using namespace dst;
+
+/* ---- radix_hist --------------------------------------------------------------------------- */
+
+/* One launch's share of a pass (by value). */
+struct SelArgs {
+    int shift, bits, top; /* the digit: key bits [shift, shift + bits); top = shift + bits */
+    int np;               /* this launch's prefixes */
+    unsigned long long p[GP_SELECT_MAX]; /* ... ascending */
+};
+
+/* radix_hist of y[0, n) into the device counts g (this launch's np << bits), in `copies`
+ * copies of the block's counters (cuda_dist.cuh). ALL: the first pass, whose one prefix
+ * every key has. */
+template <typename T, bool ALL>
+__global__ void __launch_bounds__(THREADS)
+k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__restrict__ g,
+        int copies)
+{
+    extern __shared__ unsigned sc[];
+    __shared__ unsigned long long sp[GP_SELECT_MAX];
+    const int nd = 1 << a.bits, ncnt = a.np << a.bits, stride = copy_stride(ncnt);
+    zero_counts(sc, copies, stride);
+    unsigned *mine = sc + (threadIdx.x & 31) % copies * stride;
+    for (int i = threadIdx.x; i < a.np; i += THREADS) sp[i] = a.p[i];
+    __syncthreads();
+    const unsigned long long pmin = sp[0], pmax = sp[a.np - 1];
+    Run run;
+    run.init();
+    auto put = [&](T v) {
+        const unsigned long long k = gpc_key_of(v);
+        int p = 0;
+        if (!ALL) {
+            const unsigned long long h = k >> a.top;
+            if (h < pmin || h > pmax) return;
+            int lo = 0, hi = a.np;
+            while (lo < hi) {
+                const int mid = (lo + hi) >> 1;
+                if (sp[mid] < h) lo = mid + 1;
+                else hi = mid;
+            }
+            if (sp[lo] != h) return;
+            p = lo;
+        }
+        run.add(mine, (p << a.bits) + (int)((k >> a.shift) & (unsigned long long)(nd - 1)));
+    };
+    for_each_elem(y, n, put);
+    run.flush(mine);
+    __syncthreads();
+    flush_counts(sc, copies, stride, g, ncnt);
+}
+
+/* The launches of one pass for element type T: groups of as many prefixes as fit shared
+ * memory, each into its part of the device counts g. The first pass, where every element
+ * counts (skewed data put most of them on a few digits), counts into COPIES copies;
+ * the later ones, where few elements match a prefix, into one. */
+template <typename T>
+int launch_radix(const T *y, long long n, const gp_select *sel, unsigned long long *g)
+{
+    size_t smax = 0;
+    int rc = smem_max(&smax);
+    if (rc) return rc;
+    const size_t per = (size_t)4 << sel->bits; /* bytes of one prefix's counters */
+    const size_t room = smax > 2048 + per ? smax - 2048 : per; /* static: the prefixes */
+    const int group = (int)((room - 4 * 32) / per);            /* with copy_stride's pad */
+    const bool all = sel->shift + sel->bits >= sel->width;
+    const int copies = all ? COPIES : 1; /* 4 x 8 KiB: 6 blocks of 256 threads per SM */
+    for (int first = 0; first < sel->nprefix; first += group) {
+        SelArgs a;
+        a.shift = sel->shift;
+        a.bits = sel->bits;
+        a.top = sel->shift + sel->bits;
+        a.np = sel->nprefix - first < group ? sel->nprefix - first : group;
+        for (int i = 0; i < a.np; i++) a.p[i] = sel->prefixes[first + i];
+        const size_t smem = (size_t)copy_stride(a.np << a.bits) * 4u * (size_t)copies;
+        const void *k = all ? (const void *)k_radix<T, true> : (const void *)k_radix<T, false>;
+        int blocks = 1;
+        if ((rc = grid_of(k, smem, n, UNROLL * (16 / (int)sizeof(T)), &blocks))) return rc;
+        unsigned long long *gp = g + ((size_t)first << sel->bits);
+        if (all) k_radix<T, true><<<blocks, THREADS, smem>>>(y, n, a, gp, copies);
+        else k_radix<T, false><<<blocks, THREADS, smem>>>(y, n, a, gp, copies);
+        CUDA_CHECK_LAUNCH("k_radix");
+    }
+    return GP_OK;
+}
+
+/* ---- runs --------------------------------------------------------------------------------- */
+
+/* The runs key of an element (gp_runs_key: -0.0 as +0.0). */
+__device__ __forceinline__ unsigned long long rkey(float v)
+{
+    return gp_runs_key_f32_bits(__float_as_uint(v));
+}
+__device__ __forceinline__ unsigned long long rkey(double v)
+{
+    return gp_runs_key_f64_bits((uint64_t)__double_as_longlong(v));
+}
+template <typename T> __device__ __forceinline__ unsigned long long rkey(T v)
+{
+    return gpc_key_of(v);
+}
+
+/* 1 when v starts a run after prev (v not NaN and prev NaN or another value). */
+template <typename T> __device__ __forceinline__ unsigned starts(T prev, T v)
+{
+    return !gpc_is_nan(v) && (gpc_is_nan(prev) || rkey(prev) != rkey(v)) ? 1u : 0u;
+}
+
+/* The 64-bit sum as a reduction operator. */
+struct SumU {
+    typedef unsigned long long T;
+    __device__ __forceinline__ static T identity() { return 0ull; }
+    __device__ __forceinline__ static T combine(T a, T b) { return a + b; }
+    __device__ __forceinline__ static T shfl_down(T v, int off)
+    {
+        return __shfl_down_sync(blk::FULL_MASK, v, off);
+    }
+};
+
+/* The runs of y[0, n) added into *out: element i counts when it starts a run after element
+ * i - 1 (element 0 when it is not NaN). */
+template <typename T>
+__global__ void __launch_bounds__(THREADS) k_runs(const T *__restrict__ y, long long n,
+                                                  unsigned long long *out)
+{
+    constexpr int V = 16 / (int)sizeof(T);
+    unsigned long long c = 0;
+    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
+    const long long nth = (long long)gridDim.x * THREADS;
+    long long scalar_from = 0;
+    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
+        const long long nvec = n / V;
+        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
+        for (long long v = tid; v < nvec; v += nth) {
+            const uint4 raw = __ldg(yv + v);
+            T e[V];
+            memcpy(e, &raw, sizeof raw);
+            if (v == 0) c += gpc_is_nan(e[0]) ? 0u : 1u;
+            else c += starts(__ldg(y + v * V - 1), e[0]);
+#pragma unroll
+            for (int k = 1; k < V; k++) c += starts(e[k - 1], e[k]);
+        }
+        scalar_from = nvec * V;
+    }
+    for (long long i = scalar_from + tid; i < n; i += nth) {
+        const T v = __ldg(y + i);
+        if (i == 0) c += gpc_is_nan(v) ? 0u : 1u;
+        else c += starts(__ldg(y + i - 1), v);
+    }
+    const unsigned long long r = blk::block_reduce<SumU, THREADS>(c);
+    if (threadIdx.x == 0 && r) atomicAdd(out, r);
+}
+
+/* The checks of gp_cuda_radix_hist's arguments (GPC_EINVAL returns). */
+int radix_check(gp_dtype t, const void *y, int64_t n, const gp_select *sel, const int64_t *counts)
+{
+    GPC_CHECK_ARRAY(t, n, y, "y");
+    if (!sel || !counts) GPC_EINVAL("%s is NULL", !sel ? "sel" : "counts");
+    if (sel->width != (int)gp_dtype_size(t) * 8 || sel->done || sel->nprefix < 1 ||
+        sel->nprefix > GP_SELECT_MAX || sel->bits < 1 || sel->bits > GP_SELECT_DIGIT)
+        GPC_EINVAL("the select state does not fit dtype %s (width %d, pass bits %d, %d "
+                   "prefixes, done %d)", gp_dtype_name(t), sel->width, sel->bits, sel->nprefix,
+                   sel->done);
+    return GP_OK;
+}
+
+} // namespace
+
+/* One pass of a radix select — gp_backend.radix_hist on the GPU (contract:
+ * gpuprim/kernels.h): the device counts zeroed, the launches of the pass, the counts copied
+ * back and added into counts[0, gp_select_counts_len(sel)). */
+extern "C" int gp_cuda_radix_hist(gp_dtype t, const void *y, int64_t n, const gp_select *sel,
+                                  int64_t *counts)
+{
+    int rc = radix_check(t, y, n, sel, counts);
+    if (rc || n == 0) return rc;
+    const size_t len = gp_select_counts_len(sel);
+    void *d = NULL;
+    if ((rc = scratch(SLOT_COUNTS, len * 8, &d))) return rc;
+    CUDA_CHECK(cudaMemset(d, 0, len * 8));
+    unsigned long long *g = (unsigned long long *)d;
+    rc = gpc_with_dtype(t, [&](auto z) {
+        typedef decltype(z) T;
+        return launch_radix<T>((const T *)y, n, sel, g);
+    });
+    return rc ? rc : add_counts(d, len, counts);
+}
+
+/* The runs of equal non-NaN values — gp_backend.runs on the GPU: one launch for the count,
+ * the first and last elements copied for the record's ends. */
+extern "C" int gp_cuda_runs(gp_dtype t, const void *y, int64_t n, gp_runs *out)
+{
+    GPC_CHECK_ARRAY(t, n, y, "y");
+    if (!out) GPC_EINVAL("out is NULL");
+    gp_runs r = gp_runs_empty();
+    if (n == 0) {
+        *out = r;
+        return GP_OK;
+    }
+    void *d = NULL;
+    int rc = scratch(SLOT_RECORD, 8, &d);
+    if (rc) return rc;
+    CUDA_CHECK(cudaMemset(d, 0, 8));
+    rc = gpc_with_dtype(t, [&](auto z) {
+        typedef decltype(z) T;
+        int blocks = 1;
+        const int e = grid_of((const void *)k_runs<T>, 0, n, 16 / (int)sizeof(T), &blocks);
+        if (e) return e;
+        k_runs<T><<<blocks, THREADS>>>((const T *)y, n, (unsigned long long *)d);
+        CUDA_CHECK_LAUNCH("k_runs");
+        return (int)GP_OK;
+    });
+    if (rc) return rc;
+    const size_t sz = gp_dtype_size(t);
+    unsigned long long c = 0;
+    unsigned char first[8], last[8];
+    CUDA_CHECK(cudaMemcpy(&c, d, 8, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(first, y, sz, cudaMemcpyDeviceToHost));
+    const char *yl = (const char *)y + (size_t)(n - 1) * sz;
+    CUDA_CHECK(cudaMemcpy(last, yl, sz, cudaMemcpyDeviceToHost));
+    const bool isf = gp_dtype_is_float(t);
+    r.n = n;
+    r.runs = (int64_t)c;
+    r.first_key = gp_runs_key(t, first);
+    r.last_key = gp_runs_key(t, last);
+    r.first_nan = isf && gp_elem_to_double(t, first) != gp_elem_to_double(t, first);
+    r.last_nan = isf && gp_elem_to_double(t, last) != gp_elem_to_double(t, last);
+    *out = r;
+    return GP_OK;
+}

@@ -1,0 +1,82 @@
+/* sorted.c — the view of the sorted shard (sorted.h): in backend memory, or out of core
+ * (ooc.h) in host memory. */
+#define _POSIX_C_SOURCE 200809L
+#include "sorted.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "job_internal.h"
+#include "ooc.h"
+
+/* Element k of the shard in backend memory, downloaded. */
+static int resident_at(gp_job *j, int64_t k, void *elem)
+{
+    int err = 0;
+    BE_CALL("read a sorted element", j->be->download(elem, (const char *)j->dev + (size_t)k * j->sz,
+                                                     j->sz));
+    return err;
+}
+
+/* The shard in backend memory as one piece (an empty one too), agreed. */
+static int resident_foreach(gp_job *j, gp_piece_fn fn, void *ctx)
+{
+    int64_t off = 0;
+    MPI_Exscan(&j->nk, &off, 1, MPI_INT64_T, MPI_SUM, j->comm);
+    if (j->rank == 0) off = 0; /* MPI_Exscan leaves rank 0's undefined */
+    return gp_agree(j->comm, fn(j, j->dev, NULL, off, j->nk, 1, 1, ctx), j->msg, j->msglen);
+}
+
+/* Out of core: element k of the host's sorted shard (gp_ooc_keys: values after the verify). */
+static int host_at(gp_job *j, int64_t k, void *elem)
+{
+    memcpy(elem, (const char *)gp_ooc_keys(j) + (size_t)k * j->sz, j->sz);
+    return 0;
+}
+
+/* Out of core: the host's sorted shard uploaded into device slot 0 in pieces of
+ * j->ooc->visit elements and visited; as many visits on every rank as the largest part
+ * needs (an empty part: one visit of n = 0), agreed after each. */
+static int host_foreach(gp_job *j, gp_piece_fn fn, void *ctx)
+{
+    const gp_ooc *p = j->ooc;
+    int64_t off = 0, most = 0;
+    if (MPI_Exscan(&j->nk, &off, 1, MPI_INT64_T, MPI_SUM, j->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(&j->nk, &most, 1, MPI_INT64_T, MPI_MAX, j->comm) != MPI_SUCCESS) {
+        snprintf(j->msg, j->msglen, "MPI_Exscan / MPI_Allreduce of the sorted counts failed");
+        return GP_EXIT_FAIL;
+    }
+    if (j->rank == 0) off = 0;
+    const int64_t visits = most > 0 ? (most + p->visit - 1) / p->visit : 1;
+    const char *host = gp_ooc_keys(j);
+    int err = 0;
+    for (int64_t k = 0; !err && k < visits; k++) {
+        const int64_t lo = k * p->visit < j->nk ? k * p->visit : j->nk;
+        const int64_t n = j->nk - lo < p->visit ? j->nk - lo : p->visit;
+        const double tp = now();
+        if (n > 0 && j->be->upload(p->dk[0], host + (size_t)lo * j->sz, (size_t)n * j->sz)) {
+            err = GP_EXIT_DEVICE;
+            snprintf(j->msg, j->msglen, "rank %d: upload of the sorted data: %s", j->rank,
+                     j->be->last_error());
+        }
+        j->t[GP_PH_UPLOAD] += now() - tp;
+        if (!err && (n > 0 || (k == 0 && j->nk == 0)))
+            err = fn(j, p->dk[0], NULL, off + lo, n, lo == 0, lo + n == j->nk, ctx);
+        err = gp_agree(j->comm, err, j->msg, j->msglen);
+    }
+    return err;
+}
+
+int gp_job_sorted_view(gp_job *j, gp_sorted_view *v)
+{
+    v->n = j->nk;
+    v->off = 0;
+    v->at = j->ooc ? host_at : resident_at;
+    v->foreach = j->ooc ? host_foreach : resident_foreach;
+    if (MPI_Exscan(&v->n, &v->off, 1, MPI_INT64_T, MPI_SUM, j->comm) != MPI_SUCCESS) {
+        snprintf(j->msg, j->msglen, "MPI_Exscan of the sorted counts failed");
+        return GP_EXIT_FAIL;
+    }
+    if (j->rank == 0) v->off = 0;
+    return 0;
+}
