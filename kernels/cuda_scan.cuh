@@ -12,8 +12,11 @@
  * Float data are summed in float64 (at most about 25 roundings on the way from an element to
  * its tile-local prefix), the totals between tiles as a compensated pair (CarryF), so every
  * output is within the bound of gpuprim/kernels.h. The carry between tiles is a left fold of
- * the tiles' totals in tile order (carry_step), whichever predecessors a look-back finds
- * published, so its bits never depend on timing. Integers are exact (128-bit carries).
+ * the tiles' totals in tile order (scan_dd.h's gp_scan_step), whichever predecessors a
+ * look-back finds published, so its bits never depend on timing: a non-finite carry is its
+ * value class alone, not whichever NaN the copy of the step that made it kept (the publishing
+ * thread's and a look-back's copies may keep different ones). Integers are exact (128-bit
+ * carries).
  * Not part of the public contract.
  */
 #ifndef GP_CUDA_SCAN_CUH
@@ -38,7 +41,6 @@ constexpr int WARP_ELEMS = CHUNKS * 64;          /* a warp's segment of a tile *
 constexpr int TILE = WARPS * WARP_ELEMS;         /* 4096 elements */
 constexpr int SEG_TILES = 32;                    /* reduce-then-scan: tiles per segment */
 constexpr int LB_WINDOWS = 4;                    /* look-back: windows of 32 tiles in flight */
-constexpr int RENORM = 32;                       /* the float carry renormalises every 32 tiles */
 constexpr unsigned FLAG_AGG = 1u, FLAG_INC = 2u; /* a tile's status: its total, its prefix */
 
 /* ---- accumulators: double (float data, the trapezoid's terms), long long / unsigned long
@@ -181,7 +183,7 @@ template <class A> __device__ __forceinline__ A tile_scan(A (&a)[CHUNKS][2], A *
 /* ---- the carry between tiles -------------------------------------------------------------- */
 
 /* Float carry: s the float64 sum of the tiles' totals, c the sum of its rounding errors; a
- * non-finite s is the total itself (c then means nothing). */
+ * non-finite s is the total's value class (+inf, -inf, GP_SCAN_NAN) and c is then 0. */
 struct CarryF {
     double s, c;
 };
@@ -212,15 +214,9 @@ template <> struct Kind<false> {
     __device__ static C identity() { return C{-0.0, -0.0}; }
     /* e += b, a whole carry (segments' totals): a double-double addition */
     __device__ static void add(C &e, C b) { gp_dd_add2(&e.s, &e.c, b.s, b.c); }
-    /* The carry after tile j (its total a): compensated addition, renormalised after every
-     * RENORM-th tile so that c stays small. The same operations for any path to it. */
-    __device__ static void step(C &e, Agg a, long long j)
-    {
-        const double t = e.s + a;
-        e.c += gp_two_sum_err(e.s, a, t);
-        e.s = t;
-        if ((j & (RENORM - 1)) == RENORM - 1) gp_dd_norm(&e.s, &e.c);
-    }
+    /* The carry after tile j (its total a): scan_dd.h's step, the same bits for any path
+     * to it (a non-finite carry is its value class alone, not the NaN some copy made). */
+    __device__ static void step(C &e, Agg a, long long j) { gp_scan_step(&e.s, &e.c, a, j); }
     __device__ static C shfl(C v, int src)
     {
         return C{__shfl_sync(FULL_MASK, v.s, src), __shfl_sync(FULL_MASK, v.c, src)};

@@ -11,6 +11,8 @@
  *     (out == NULL) leaves the scan's carry bit for bit;
  *   - cumint with --x coordinates and with a uniform dx, against scipy's terms summed
  *     exactly (the first value +0.0, a NaN sample poisoning the rest);
+ *   - every NaN output and NaN total the one NaN 0x7FF8000000000000, from NaNs of both
+ *     signs and with payloads, and from inf - inf;
  *   - integer overflow at the edge: the largest prefixes that still fit, the first index
  *     that does not (from a carry near the limit too, past the 4-byte fast path), never a
  *     wrap of the values before it;
@@ -211,6 +213,24 @@ static void test_special(void)
     gp_cpu_cumint(GP_F64, z, NULL, 1.0, 6, &c, oi);
     CHECK(oi[0] == 0.0 && !signbit(oi[0]) && signbit(oi[1]) && signbit(oi[2]) && oi[3] == 0.5 &&
               isnan(oi[4]) && isnan(oi[5]), "cumint: +0.0 first, -0.0 terms, NaN from the NaN on");
+    /* every NaN out is the one NaN, whatever NaNs came in (signs, payloads) or inf - inf made */
+    const uint64_t nb[3] = {0xFFF8000000000000ull, 0x7FF8000000000000ull, 0xFFFC00000000BEEFull};
+    double w[8] = {1.0, 0, 2.0, 0, INFINITY, -INFINITY, 3.0, 0};
+    memcpy(&w[1], &nb[0], 8);
+    memcpy(&w[3], &nb[2], 8);
+    memcpy(&w[7], &nb[1], 8);
+    double os[8], oc[8];
+    gp_scan_carry cs = gp_scan_carry_start(0), cc = cs;
+    gp_cpu_cumsum(GP_F64, w, 8, &cs, os);
+    gp_cpu_cumint(GP_F64, w, NULL, 1.0, 8, &cc, oc);
+    int one = ref_is_scan_nan(cs.hi) && ref_is_scan_nan(cc.hi) && cs.lo == 0.0 && cc.lo == 0.0;
+    for (int i = 0; i < 8; i++) {
+        one &= isnan(os[i]) == (i >= 5) && isnan(oc[i]) == (i >= 1);
+        one &= !isnan(os[i]) || ref_is_scan_nan(os[i]);
+        one &= !isnan(oc[i]) || ref_is_scan_nan(oc[i]);
+    }
+    CHECK(one, "NaN outputs and totals are 0x7FF8000000000000 (cumsum[5] %#llx, cumint[1] %#llx)",
+          (unsigned long long)ref_bits(os[5]), (unsigned long long)ref_bits(oc[1]));
 }
 
 static void test_errors(void)

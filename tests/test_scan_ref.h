@@ -4,9 +4,10 @@
  * accumulator of exact_sum.h, rounded once, with the sequential rule of infinities and NaN
  * kept as flags; integer prefix sums in __int128. The check of a float output is the bound of
  * gpuprim/kernels.h: |y_i - exact_i| <= 2^-45 * sum_{j<=i} |term_j| (plus the reference's own
- * rounding, half an ulp of exact_i), the non-finite values exactly, and -0.0 while every term
- * so far is -0.0 (past 2^18 elements every 31st output and the last). Include once, in the
- * test's one source file. */
+ * rounding, half an ulp of exact_i), the non-finite values exactly (a NaN as the bits
+ * 0x7FF8000000000000, whatever NaNs the data hold), and -0.0 while every term so far is
+ * -0.0 (past 2^18 elements every 31st output and the last). Include once, in the test's one
+ * source file. */
 #ifndef TEST_SCAN_REF_H
 #define TEST_SCAN_REF_H
 
@@ -45,9 +46,9 @@ static ref_i128 ref_elem_i(gp_dtype t, const void *y, int64_t i)
 /* Fills y[0, n) of type t with distribution d from the random stream draw (64 random bits a
  * call): uniform values (floats in [-1000, 1000), integers small and signed where the type is);
  * cancel: large terms of both signs with small ones between (floats; integers: uniform);
- * special: floats with NaN, +-inf, -0.0, subnormals among uniform values, integers at their
- * extremes; negzero: all -0.0 (floats; integers 0); extreme: integers of the whole range
- * (floats: values up to 1e300). */
+ * special: floats with NaN (of both signs, some with a payload), +-inf, -0.0, subnormals
+ * among uniform values, integers at their extremes; negzero: all -0.0 (floats; integers 0);
+ * extreme: integers of the whole range (floats: values up to 1e300). */
 static void ref_fill(gp_dtype t, int d, void *y, int64_t n, uint64_t (*draw)(void))
 {
     unsigned char *p = (unsigned char *)y;
@@ -60,6 +61,10 @@ static void ref_fill(gp_dtype t, int d, void *y, int64_t n, uint64_t (*draw)(voi
         if (d == SD_SPECIAL) {
             static const double sp[] = {NAN, INFINITY, -INFINITY, -0.0, 0x1.0p-1074, -0x1.0p-1060};
             if (r % 17 == 0) v = sp[(r >> 8) % 6];
+            if (v != v && (r & 32)) { /* a NaN of the other sign or with a payload */
+                const uint64_t nb = (r & 64) ? 0xFFF8000000000000ull : 0x7FF800000000BEEFull;
+                memcpy(&v, &nb, 8);
+            }
         }
         if (d == SD_NEGZERO) v = -0.0, iv = 0;
         if (d == SD_EXTREME) v = (u - 0.5) * 2e300;
@@ -107,12 +112,21 @@ static void ref_f_add(ref_f *r, double term)
     if (!(term == 0.0 && signbit(term))) r->allneg = 0;
 }
 
+/* The bits of v; 1 when v is the one NaN the scans give (gpuprim/kernels.h). */
+static uint64_t ref_bits(double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return u;
+}
+static int ref_is_scan_nan(double v) { return ref_bits(v) == 0x7FF8000000000000ull; }
+
 /* 1 when got is the output the reference allows after the terms added so far; *err gets
  * |got - exact| / (sum |term|) (0 for exact or special values). */
 static int ref_f_ok(const ref_f *r, double got, double *err)
 {
     *err = 0.0;
-    if (r->nan || (r->pinf && r->ninf)) return isnan(got);
+    if (r->nan || (r->pinf && r->ninf)) return ref_is_scan_nan(got);
     if (r->pinf) return isinf(got) && got > 0;
     if (r->ninf) return isinf(got) && got < 0;
     if (r->allneg) return got == 0.0 && signbit(got);

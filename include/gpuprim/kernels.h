@@ -223,9 +223,10 @@ double gp_stats_int_trap_bracket(gp_dtype t, const gp_stats *s);
 typedef struct gp_scan_carry {
     double hi, lo;       /* float sums: the running total as the unevaluated sum hi + lo (a
                             double-double: |lo| <= ulp(hi) / 2); a non-finite hi (+inf, -inf,
-                            NaN) is the total itself, as a sequential float64 sum would have
-                            it, and lo is then 0. Starts as -0.0 + -0.0: the identity of IEEE
-                            addition, so a sum of -0.0 values stays -0.0 */
+                            NaN as 0x7FF8000000000000) is the total itself, as a sequential
+                            float64 sum would have it, and lo is then 0. Starts as
+                            -0.0 + -0.0: the identity of IEEE addition, so a sum of -0.0
+                            values stays -0.0 */
     gp_i128 isum;        /* integer cumsum: the exact running total */
     double yprev, xprev; /* cumint: the last sample scanned (as double) and its coordinate */
     int64_t index;       /* the global index of the next element (each call adds its n): the
@@ -440,11 +441,13 @@ typedef struct gp_backend {
      * (device pointer, not overlapping y): out[i] = carry's total + y[0] + ... + y[i].
      *   Float t: out is float64; NaN elements add nothing (numpy.nancumsum of the float64
      *     cast); an infinity makes the rest inf, and both signs of it NaN, as in a
-     *     sequential float64 sum. Each out[i] is within 2^-45 * (sum over j <= i of |y_j|,
-     *     all pieces so far) of the exact prefix sum for any length up to 2^40 and any
-     *     split into pieces (short float64 sums inside blocks, the totals between blocks
-     *     and pieces carried as double-doubles); the sign of a zero is IEEE's (-0.0 while
-     *     every term so far is -0.0). The same input, backend and pieces give the same bits.
+     *     sequential float64 sum; every NaN output and total is the default quiet NaN
+     *     0x7FF8000000000000, whatever NaNs the data hold. Each out[i] is within 2^-45 *
+     *     (sum over j <= i of |y_j|, all pieces so far) of the exact prefix sum for any
+     *     length up to 2^40 and any split into pieces (short float64 sums inside blocks,
+     *     the totals between blocks and pieces carried as double-doubles); the sign of a
+     *     zero is IEEE's (-0.0 while every term so far is -0.0). The same input, backend
+     *     and pieces give the same bits.
      *   Integer t: out is int64 (signed t) or uint64 (unsigned t), every value exact. The
      *     first element whose prefix does not fit sets carry->overflow to its global index
      *     (carry->index + i) unless it is set already; the values from it on are then
