@@ -43,7 +43,8 @@
 #define LZF_MAX_EXPAND 88   /* an LZF stream decodes to at most 264 bytes per 3 bytes */
 
 /* Pushes one line onto HDF5's error stack, where the failing call's caller finds it as the
- * innermost entry (io/h5io.c's "read failed: ..." shows it). */
+ * innermost entry (the reader's "read failed: ..." line shows it: h5_select.c, through
+ * h5_error.c's gp_h5io_reason). */
 static void push(const char *func, int line, const char *fmt, ...)
 {
     char text[256];

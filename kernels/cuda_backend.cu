@@ -1,11 +1,12 @@
 /* cuda_backend.cu — the CUDA backend table: device selection and initialisation, memory,
  * transfers, the error buffer and the cached device properties. The kernels live in
- * cuda_reduce.cu (stats, trap_x, trap_fn), cuda_sort.cu (key maps of either order, the
- * sorts with or without values, merge-split, merge_path), cuda_exact_sum.cu (exact
- * sums), cuda_scan.cu (prefix scans), cuda_hist.cu (hist, finite_range) and cuda_select.cu
- * (radix_hist, runs), the sort engine in cuda_bitonic.cuh. Memory, transfers, the
- * device-to-device copy and the inter-process mappings (cudaIpc*) of the rank exchange are
- * here.
+ * cuda_stats.cu (stats) and cuda_trap.cu (trap_x, trap_fn), both on the one-launch reduction
+ * of cuda_reduce.cu / cuda_reduce.cuh, cuda_sort.cu (key maps of either order, the sorts
+ * with or without values, merge-split, merge_path), cuda_exact_sum.cu (exact sums),
+ * cuda_scan.cu (prefix scans), cuda_hist.cu (hist, finite_range) and cuda_select.cu
+ * (radix_hist, runs), the sort engine in the bitonic_*.cuh layers (cuda_bitonic.cuh).
+ * Memory, transfers, the device-to-device copy and the inter-process mappings (cudaIpc*) of
+ * the rank exchange are here.
  *
  * Threading: one calling host thread per process is assumed (as for the CPU backend); the
  * device is made current for the thread that calls gp_backend_cuda(). One exception: the

@@ -1,11 +1,11 @@
 /* merge_path.h — the merge-path search (Green, Odeh and Birk, "GPU Merge Path", 2012): the
  * one definition behind every place that splits the merge of two sorted runs:
- *   - the CPU merge-splits (kernels/cpu_sort.c), which start their forward
- *     merge at the split of their first output;
+ *   - the CPU merge-splits (kernels/cpu_merge.c; cut over the host's threads in
+ *     cpu_merge_mt.c), which start their forward merge at the split of their first output;
  *   - the GPU merge kernel (keys only or with values), each thread's start (kernels/cuda_sort.cu);
  *   - the backends' merge_path entry (both backends), which the rank exchange calls on its
- *     own run and a partner's run mapped into its memory (ranks/exchange.c);
- *   - the rank exchange's probe search over MPI (ranks/exchange.c), where each evaluation of
+ *     own run and a partner's run mapped into its memory (ranks/transport_shared.c);
+ *   - the rank exchange's probe search over MPI (ranks/transport_mpi.c), where each evaluation of
  *     the order exchanges one element with the partner rank.
  * Internal to the library (not installed). Read by C11 and by nvcc (host and device code).
  *

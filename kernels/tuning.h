@@ -1,6 +1,7 @@
 /* tuning.h — the kernels' tuning and test knobs, read from the environment once per process
  * into one record (binding.h's pattern: the environment becomes plain values, then a pure,
- * unit-tested function decides). kernels/tuning.c holds the one getenv site of kernels/.
+ * unit-tested function decides). kernels/tuning.c is the one place in the library (io/,
+ * ranks/, kernels/) that reads the environment.
  *
  *   GPUPRIM_SORT_SMEM=<bytes>        shared-memory budget of a sort tile (benchmarking)
  *   GPUPRIM_SORT_GRAPH=0             no CUDA-graph replay of repeated sorts (benchmarking)
@@ -17,15 +18,16 @@
  *   GPUPRIM_HOST_THREADS=<n>         threads of this process's host-side loops (the
  *                                    out-of-core merge and staging, the CPU merge-split;
  *                                    host.h), 1 to 1024
- * the rank exchange's (ranks/exchange.c):
+ * the rank exchange's (ranks/transport_mpi.c; the node ranks: ranks/exchange.c):
  *   GPUPRIM_EXCHANGE_PIECE_BYTES=<bytes> the mpi transport's staging pieces (up to 1 GiB)
  *   GPUPRIM_EXCHANGE_STAGE=1         stage through host pieces also where MPI could take the
  *                                    memory itself (a test knob)
  *   GPUPRIM_EXCHANGE_NODE_RANKS=<k>  count a node's ranks as nodes of k ranks (a test knob)
- * the job's (src/job.c):
+ * the job's (src/pipeline.c; out of core src/ooc_plan.c, ph_ooc.c):
  *   GPUPRIM_READ_PIECE_BYTES=<bytes> bytes per piece of the file job's reads and writes
  *                                    through host memory (a test and tuning knob)
- * and the input's (io/h5_chunks.c, through gpuprim_mpi's gp_h5_set_chunk_reads):
+ * and the input's (io/h5_chunk_plan.c, h5_chunks.c; handed over by gp_h5_set_chunk_reads,
+ * which src/pipeline.c's gp_set_chunk_reads calls):
  *   GPUPRIM_INFLATE_THREADS=<n>      threads that decode a rank's chunks (up to 1024; default:
  *                                    its share of the node's cores)
  *   GPUPRIM_DIRECT_CHUNKS=0          read chunked datasets with H5Dread, as before the direct

@@ -82,7 +82,8 @@ typedef struct gp_bind_choice {
     int shared;          /* 1 when ranks_per_gpu > 1 */
 } gp_bind_choice;
 
-/* Fills *env from getenv() (the pointers stay valid until the environment changes). */
+/* Fills *env from the process's environment (the pointers stay valid until the environment
+ * changes). */
 void gp_bind_env_from_process(gp_bind_env *env);
 
 /* The node-local rank the launcher gives in the environment, readable before MPI_Init: the

@@ -173,8 +173,10 @@ uint64_t gp_out_bytes_need(int64_t n, size_t value_bytes, int argsort, size_t pa
  * writer's own reservation (fallocate) still checks when it creates the file. */
 int gp_check_out_space(const char *out, uint64_t need, char *msg, size_t msglen);
 
-/* Runs the file job: the phases open, plan, alloc, read, stats, integral, combine, scan, sort,
- * exchange, verify and write (job.c lists them). Collective. Returns a GP_EXIT_* code, the same on every rank, with msg set on failure.
+/* Runs the file job: the phases of job.c's table (open, plan, alloc, read, stats or runs,
+ * integral, combine, scan, histogram, quantiles, sort or merge, exchange, verify, quantiles,
+ * distinct, write; job.c's comment says what each does). Collective. Returns a GP_EXIT_*
+ * code, the same on every rank, with msg set on failure.
  * The input is read and --out written with the driver o->io (h5io.h): on the CPU backend
  * straight into and out of the shard, on the CUDA backend through two reused pinned pieces,
  * each upload (download) overlapped with the next read (the previous write).
@@ -185,11 +187,12 @@ int gp_check_out_space(const char *out, uint64_t need, char *msg, size_t msglen)
  * count; an output path apart from the data's and the argsort's: name_clash), exit
  * GP_EXIT_DATASET; gp_check_outputs cannot, as the data's path may need the input's search.
  *
- * Memory (README "Limits"): before allocating, every rank asks be->mem_info for the free
- * device memory and counts 1/res->run.mem_share of it, less a margin of 1/8 (at most 512 MiB),
- * as usable. A job that sorts needs the bytes of gp_job_mem_need (plan.h); when that exceeds the
- * usable memory on any rank, every rank sorts out of core, from host memory (ooc.h,
- * docs/limits.md), and only when a rank's host memory is short too does every rank return
+ * Memory (docs/limits.md, "Device memory"): before allocating, every rank asks be->mem_info
+ * for the free device memory and counts 1/res->run.mem_share of it, less a margin of 1/8 (at
+ * most 512 MiB), as usable. A job that sorts needs the bytes of gp_job_mem_need (plan.h);
+ * when that exceeds the usable memory on any rank, every rank sorts out of core, from host
+ * memory (ooc.h; docs/limits.md, "A sort beyond device memory"), and only when a rank's host
+ * memory is short too does every rank return
  * GP_EXIT_DEVICE with one line naming every tier's need and free memory, "FILE:DATASET:
  * sorting <n> elements on rank R needs X GiB of device memory, Y GiB free; out of core ..."
  * (before any buffer is allocated, so nothing is written). A job without a sort (--no-sort)

@@ -1,7 +1,9 @@
 /* job_internal.h — the file job's record and what its phases share; private to the job's
  * files: job.c (the phase table and its runner; open, alloc, read), plan.c (the memory
- * plan), pipeline.c (the pieces between the file and the backend's memory) and one ph_*.c
- * file per concept (ph_stats.c, ph_scan.c, ph_sort.c, ph_hist.c, ph_select.c, ph_write.c).
+ * plan), pipeline.c (the pieces between the file and the backend's memory), pieces.c and
+ * sorted.c (the shard as the phases visit it), ooc_plan.c and ooc_stage.c (the out-of-core
+ * sort, ooc.h) and one ph_*.c file per concept (ph_stats.c, ph_ooc.c, ph_scan.c, ph_hist.c,
+ * ph_select.c, ph_sort.c, ph_write.c).
  *
  * A phase is a function int ph(gp_job *j): it does its work and returns 0 or a GP_EXIT_*
  * code with j->msg set; run_phase (job.c) does the rest. A new phase: its function in a

@@ -61,7 +61,8 @@ def host_of_ranks(counts):
 
 
 def network_steps(P):
-    """The exchange's steps as (k, j) pairs, in order (ranks/exchange.c, gp_exchange_run)."""
+    """The exchange's steps as (k, j) pairs, in order (ranks/network.c's network, run by
+    gp_exchange_run in ranks/exchange.c)."""
     P2 = 1
     while P2 < P:
         P2 <<= 1

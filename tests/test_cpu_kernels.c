@@ -1,4 +1,4 @@
-/* test_cpu_kernels.c — checks every CPU twin of kernels/cpu_backend.c against brute-force
+/* test_cpu_kernels.c — checks the CPU twins (kernels/cpu_*.c, cpu_twins.h) against brute-force
  * references written independently here (long double sums, an element comparator written
  * from the order definition in gpuprim/kernels.h, merge = concatenate + sort).
  *

@@ -543,7 +543,7 @@ typedef struct gp_backend {
     int (*sort_spare)(int width, void *keys, uint64_t *vals, void *spare_keys,
                       uint64_t *spare_vals, int64_t n, int stable, int *in_spare);
 
-    /* ---- merge: the rank exchange's data plane (ranks/exchange.c) ------------------------ */
+    /* ---- merge: the rank exchange's data plane (ranks/network.c, transport_shared.c) ----- */
 
     /* Merge-split of two ascending runs from two ranks: lo (nlo keys, from the lower rank)
      * and hi (nhi keys), each key optionally carrying a uint64 value. Both ranks call it

@@ -28,7 +28,7 @@
  *     names the file and the dataset asked for; what must fail does (missing or dangling,
  *     group, non-numeric class, scalar or null space, zero or several numeric array
  *     datasets for the default, or its one with a path too long), with GP_IO_EDATASET;
- *   - what the README promises opens (any integer/float of <= 8 bytes, float16, long
+ *   - what docs/input.md promises opens (any integer/float of <= 8 bytes, float16, long
  *     double, any rank, any layout, filters, zero elements) and reads: dims, element count
  *     = product of dims, element type as documented, every value equal to what was
  *     written (or the fill value), for every sub-range;
@@ -124,7 +124,7 @@ typedef struct ds {
     int64_t n;
     gp_dtype dt;      /* element type it reads as (numeric, supported) */
     int numeric;      /* integer or float class: a default-search candidate */
-    int must_ok;      /* the README promises it opens and reads */
+    int must_ok;      /* docs/input.md promises it opens and reads */
     int must_fail;    /* it can never open */
     int longname;
     void *want;       /* n values as dt */
