@@ -250,12 +250,15 @@ def check_shared(args, name, counts, inp):
 
 
 def check_knob_auto(args, name, counts, inp, steps):
-    """--transport auto: the knob's transports per step on one host equal the hosts'."""
+    """--transport auto: the knob's transports and bytes per step on one host equal the
+    hosts' (check_run's --argsort and --out, so the same pairs move)."""
     k = knob_k(counts)
     if k is None or steps is None:
         return
     rj = os.path.join(args.work, f"{name}_knob.json")
-    p = run_gpuprim(args, sum(counts), [inp, "--backend", args.backend, "--quiet", "--json", rj],
+    out = os.path.join(args.work, f"{name}_knob.sorted.h5")
+    p = run_gpuprim(args, sum(counts), [inp, "--backend", args.backend, "--quiet", "--argsort",
+                                        "--out", out, "--force", "--json", rj],
                     timeout=120, env=dict(os.environ, GPUPRIM_EXCHANGE_NODE_RANKS=str(k)))
     if check(p.returncode == 0, f"{name} knob {k}: exit {p.returncode}: {p.stderr[-300:]}"):
         ks = results(json.load(open(rj)))[1]
@@ -377,8 +380,7 @@ def main():
             continue
         check_run(args, name, counts, "mpiio", inp, refs[P])
         check_shared(args, name, counts, inp)
-        if args.backend == "cuda":
-            check_knob_auto(args, name, counts, inp, steps)
+        check_knob_auto(args, name, counts, inp, steps)
         check_faults(args, name, counts, inp)
     return summary(f" ({time.time() - t0:.0f} s)")
 

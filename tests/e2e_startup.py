@@ -207,14 +207,17 @@ def space_case(args, P, tiny, src, opts, need, what):
               f"np{P} {what}: needs {m.group(2)} (want {need}), free {m.group(3)}")
     # mpirun may stop the other ranks once one exits with an error: the lines of the ranks
     # that got to print
-    check(len(tr) >= 1 and all(ms(r, "exit") is not None and ms(r, "exit") < 1000 for r in tr.values()),
-          f"np{P} {what}: every rank ends within 1 s of main: "
-          f"{[ms(r, 'exit') for r in tr.values()]} ms (mpirun {p.seconds:.2f} s)")
+    # how soon is a benchmark's question (bench/startup.sh; issue 30's target is 1 s): here
+    # only that each rank that printed got to its end, the times printed beside
+    check(len(tr) >= 1 and all(ms(r, "exit") is not None for r in tr.values()),
+          f"np{P} {what}: every rank that printed its trace reached its end: "
+          f"{[ms(r, 'exit') for r in tr.values()]} ms after main")
     check(all(ms(r, "first_alloc") is None for r in tr.values()),
           f"np{P} {what}: ended before the alloc phase (nothing read)")
     check(os.listdir(tiny) == [] and not os.path.exists(rep),
           f"np{P} {what}: nothing written: {os.listdir(tiny)}, report {os.path.exists(rep)}")
-    print(f"np{P} {what}: exit {p.returncode} in {p.seconds:.2f} s (mpirun)", flush=True)
+    print(f"np{P} {what}: exit {p.returncode} in {p.seconds:.2f} s (mpirun), ranks ended "
+          f"{[ms(r, 'exit') for r in tr.values()]} ms after main", flush=True)
 
 
 def test_space(args, P, tiny, files):
