@@ -314,15 +314,15 @@ static int choose_driver(MPI_Comm comm, int rank, const char *file, gp_io_mode i
     if (rank == 0 && !e->rc) {
         struct stat st;
         gp_io_env env;
+        /* the file system's own reason where it has one (a missing file is not "not
+         * HDF5"); HDF5's verdict on the bytes comes with the open itself */
         if (stat(file, &st) != 0)
-            fail(e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
-                 file, strerror(errno));
+            fail(e, GP_IO_EOPEN, "%s: cannot open: %s", file, strerror(errno));
         else if (S_ISDIR(st.st_mode))
-            fail(e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
-                 file, strerror(EISDIR));
+            fail(e, GP_IO_EOPEN, "%s: cannot open: %s, not an HDF5 file", file,
+                 strerror(EISDIR));
         else if (access(file, R_OK) != 0)
-            fail(e, GP_IO_EOPEN, "%s: cannot open: not an HDF5 file or unreadable (%s)",
-                 file, strerror(errno));
+            fail(e, GP_IO_EOPEN, "%s: cannot open: %s", file, strerror(errno));
         gp_io_env_of(file, &env);
         mode = (int)gp_io_choose(io, &env);
     }

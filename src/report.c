@@ -420,16 +420,22 @@ static void json_binding(FILE *f, const gp_result_run *r)
     fprintf(f, "%s]", r->bindings && r->ranks > 0 ? "\n  " : "");
 }
 
-/* 1 when the regular file at path holds something other than a JSON report: its first
- * byte that is not white space is not '{' (an empty file counts as a report). */
+/* 1 when the regular file at path holds something other than a JSON report: it does not
+ * begin, after white space, as every report does, with '{' and the key "version" (an empty
+ * file counts as a report; a user's own JSON object does not). */
 static int holds_other_data(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return 0;
-    int c;
-    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\t' || c == '\r') {}
+    char head[96];
+    const size_t n = fread(head, 1, sizeof head - 1, f);
     fclose(f);
-    return c != EOF && c != '{';
+    head[n] = '\0';
+    const char *p = head + strspn(head, " \t\r\n");
+    if (*p == '\0' && n < sizeof head - 1) return 0; /* empty, or white space only */
+    if (*p++ != '{') return 1;
+    p += strspn(p, " \t\r\n");
+    return strncmp(p, "\"version\"", 9) != 0;
 }
 
 int gp_json_path_ok(const char *path, int force, char *msg, size_t msglen)

@@ -358,6 +358,8 @@ def check_targets(args, fx, outdir, P):
     os.mkfifo(fifo)
     keep = os.path.join(d, "keep.h5")
     open(keep, "wb").write(b"not ours")
+    cfg = os.path.join(d, "config.json")  # a user's JSON object, not a report
+    open(cfg, "w").write('{"x": 1}\n')
     link = os.path.join(d, "link.h5")
     os.symlink("keep.h5", link)
     refuse = [
@@ -368,6 +370,7 @@ def check_targets(args, fx, outdir, P):
         # an existing file that is not a JSON report (here the keep.h5 bytes) is kept
         ("--json over data", ["--json", keep], 6, ["is not a JSON report", "not replaced",
                                                     "--force with --out replaces it"]),
+        ("--json over a JSON object", ["--json", cfg], 6, ["is not a JSON report", "not replaced"]),
         ("--json is the input", ["--json", src], 2, ["--json", "is the input file"]),
         ("--json is --out", ["--out", os.path.join(d, "o.h5"), "--json",
                              os.path.join(d, ".", "o.h5")], 2, ["is the --out file"]),
@@ -381,6 +384,7 @@ def check_targets(args, fx, outdir, P):
         one_error(f"np {P}: {name}", rc, err, code, needles)
     check(not os.path.exists(os.path.join(d, "f.json")), f"np {P}: --force --json: no report")
     check(open(keep, "rb").read() == b"not ours", f"np {P}: --json over data: the file is kept")
+    check(open(cfg).read() == '{"x": 1}\n', f"np {P}: --json over a JSON object: the file is kept")
     # a payload whose output path lies inside the argsort's: exit 4, nothing written, and
     # found before the work: an injected failure of rank 0's read (GPUPRIM_FAULT, exit 5)
     # must not be reached
