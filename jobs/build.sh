@@ -6,6 +6,7 @@
 # /usr/local/cuda/bin); the configure step's "gpuprim:" line says which backend you get,
 # and its whole output is shown when it fails.
 set -eu
+case "${1:-}" in -h|--help) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 dir=${1:-build}
 [ $# -gt 0 ] && shift

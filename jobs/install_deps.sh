@@ -7,6 +7,7 @@
 # root. (nvcc is optional: a CUDA toolkit found on PATH or in /usr/local/cuda enables the GPU
 # backend.)
 set -eu
+case "${1:-}" in -h|--help) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 pkgs="build-essential cmake libopenmpi-dev openmpi-bin libhdf5-openmpi-dev libdeflate-dev liblzf-dev python3-h5py python3-numpy python3-scipy"
 missing=""
 for p in $pkgs; do

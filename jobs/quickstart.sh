@@ -2,6 +2,7 @@
 # quickstart.sh — on a fresh Debian/Ubuntu machine: installs the dependencies, builds, makes a
 # default input (data.h5: 2^24 float32, uniform) and runs the main job on 4 ranks.
 set -eu
+case "${1:-}" in -h|--help) sed -n '2,/^set /{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;; esac
 cd "$(dirname "$0")/.."
 ./jobs/install_deps.sh
 ./jobs/build.sh build

@@ -107,6 +107,14 @@ check $? "gpuprim.sbatch dry run: GPUPRIM_INPUT, GPUPRIM_OPTS and GPUPRIM_SRUN_M
 out=$(cd "$work" && env -u SLURM_JOB_ID bash "$sb" 2>&1); rc=$?
 [ "$rc" = 2 ] && has "$out" "not inside a Slurm job" && has "$out" "GPUPRIM_DRY_RUN=1"
 check $? "gpuprim.sbatch outside Slurm: exit 2, says to submit it or dry-run it ($rc: $out)"
+out=$(cd "$work" && env -u SLURM_JOB_ID bash "$sb" --help 2>&1); rc=$?
+[ "$rc" = 0 ] && has "$out" "GPUPRIM_INPUT" && has "$out" "sbatch jobs/gpuprim.sbatch" && ! has "$out" "#SBATCH --"
+check $? "gpuprim.sbatch --help outside Slurm: its usage (the header comment), exit 0 ($rc)"
+for s in build.sh install_deps.sh quickstart.sh; do
+  out=$(sh "$here/../jobs/$s" --help 2>&1); rc=$?
+  [ "$rc" = 0 ] && has "$out" "$s" && ! has "$out" "set -eu"
+  check $? "jobs/$s --help: its usage, exit 0, nothing run ($rc: $out)"
+done
 
 echo "$fails failure(s)"
 [ "$fails" = 0 ]
