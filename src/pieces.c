@@ -85,28 +85,26 @@ static int visit_chunks(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
     return err;
 }
 
-/* The host-resident shard (out of core, ooc.h): j->ooc->nvisits pieces on every rank, each
- * uploaded from the current host buffer (and its coordinates from the host's copy) into
- * device slot 0 and visited. */
-static int visit_host(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
+int gp_job_visit_host(gp_job *j, const void *host, int64_t cnt, int64_t off, int64_t visits,
+                      int xdata, gp_piece_fn fn, void *ctx)
 {
     const gp_ooc *p = j->ooc;
     const gp_backend *be = j->be;
-    const char *host = gp_ooc_keys(j);
     int err = 0;
-    for (int64_t k = 0; !err && k < p->nvisits; k++) {
-        const int64_t lo = k * p->visit < j->cnt ? k * p->visit : j->cnt;
-        const int64_t n = j->cnt - lo < p->visit ? j->cnt - lo : p->visit;
+    for (int64_t k = 0; !err && k < visits; k++) {
+        const int64_t lo = k * p->visit < cnt ? k * p->visit : cnt;
+        const int64_t n = cnt - lo < p->visit ? cnt - lo : p->visit;
         const double tp = now();
-        if (be->upload(p->dk[0], host + (size_t)lo * j->sz, (size_t)n * j->sz) ||
+        if ((n > 0 && be->upload(p->dk[0], (const char *)host + (size_t)lo * j->sz,
+                                 (size_t)n * j->sz)) ||
             (xdata && be->upload(p->dv[0], p->hx + lo, (size_t)n * sizeof(double)))) {
             err = GP_EXIT_DEVICE;
             snprintf(j->msg, j->msglen, "rank %d: upload: %s", j->rank, be->last_error());
         }
         j->t[GP_PH_UPLOAD] += now() - tp;
-        if (!err && (n > 0 || (k == 0 && j->cnt == 0))) /* an empty shard: one visit of n = 0 */
-            err = fn(j, p->dk[0], xdata ? (const double *)p->dv[0] : NULL, j->off + lo, n,
-                     lo == 0, lo + n == j->cnt, ctx);
+        if (!err && (n > 0 || (k == 0 && cnt == 0))) /* an empty shard: one visit of n = 0 */
+            err = fn(j, p->dk[0], xdata ? (const double *)p->dv[0] : NULL, off + lo, n,
+                     lo == 0, lo + n == cnt, ctx);
         err = gp_agree(j->comm, err, j->msg, j->msglen);
     }
     return err;
@@ -114,6 +112,8 @@ static int visit_host(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
 
 int gp_job_foreach_piece(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
 {
-    if (j->ooc) return visit_host(j, xdata, fn, ctx);
+    if (j->ooc)
+        return gp_job_visit_host(j, gp_ooc_keys(j), j->cnt, j->off, j->ooc->nvisits, xdata, fn,
+                                 ctx);
     return j->chunked ? visit_chunks(j, xdata, fn, ctx) : visit_resident(j, xdata, fn, ctx);
 }

@@ -38,4 +38,12 @@ typedef int (*gp_piece_fn)(struct gp_job *j, const void *dev, const double *dx, 
  * rank. Returns 0 or the agreed GP_EXIT_* code with j->msg set. */
 int gp_job_foreach_piece(struct gp_job *j, int xdata, gp_piece_fn fn, void *ctx);
 
+/* Out of core (ooc.h): cnt elements of host memory, global positions from off, visited in
+ * `visits` pieces of j->ooc->visit elements, each uploaded into device slot 0 (xdata: the
+ * --x coordinates of the host's copy into slot 0's positions) and passed to fn; the same
+ * `visits` on every rank (an empty part: one visit of n = 0), agreed after each. The shard
+ * before the merge (gp_job_foreach_piece) and the sorted one (sorted.c) alike. */
+int gp_job_visit_host(struct gp_job *j, const void *host, int64_t cnt, int64_t off,
+                      int64_t visits, int xdata, gp_piece_fn fn, void *ctx);
+
 #endif /* GP_PIECES_H */

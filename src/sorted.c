@@ -48,23 +48,7 @@ static int host_foreach(gp_job *j, gp_piece_fn fn, void *ctx)
     }
     if (j->rank == 0) off = 0;
     const int64_t visits = most > 0 ? (most + p->visit - 1) / p->visit : 1;
-    const char *host = gp_ooc_keys(j);
-    int err = 0;
-    for (int64_t k = 0; !err && k < visits; k++) {
-        const int64_t lo = k * p->visit < j->nk ? k * p->visit : j->nk;
-        const int64_t n = j->nk - lo < p->visit ? j->nk - lo : p->visit;
-        const double tp = now();
-        if (n > 0 && j->be->upload(p->dk[0], host + (size_t)lo * j->sz, (size_t)n * j->sz)) {
-            err = GP_EXIT_DEVICE;
-            snprintf(j->msg, j->msglen, "rank %d: upload of the sorted data: %s", j->rank,
-                     j->be->last_error());
-        }
-        j->t[GP_PH_UPLOAD] += now() - tp;
-        if (!err && (n > 0 || (k == 0 && j->nk == 0)))
-            err = fn(j, p->dk[0], NULL, off + lo, n, lo == 0, lo + n == j->nk, ctx);
-        err = gp_agree(j->comm, err, j->msg, j->msglen);
-    }
-    return err;
+    return gp_job_visit_host(j, gp_ooc_keys(j), j->nk, off, visits, 0, fn, ctx);
 }
 
 int gp_job_sorted_view(gp_job *j, gp_sorted_view *v)

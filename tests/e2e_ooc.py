@@ -458,6 +458,31 @@ def test_scans(args, path, data):
         print(f"scans P={P}: ok", flush=True)
 
 
+def test_dist(args, path, data):
+    """--quantiles, --distinct and --histogram after an out-of-core sort (sorted.c's view of
+    the host's sorted shard, pieces.c's visits of the host copy): the in-memory report's
+    values, and numpy's distinct count."""
+    opts = ["--quantiles", "0,0.1,0.5,0.999,1", "--distinct", "--histogram", "16"]
+    for P in sorted({args.nps[0], args.nps[-1]}):
+        sh = shares(args, path, P)
+        for dset, _ in TYPES[:3]:
+            a = data[dset]
+            use = max(inmem_need(P, a.dtype.itemsize, False, -(-N // P)) // 4, 1)
+            limit = max(limit_for(use, s) for s in sh)
+            tag = f"{dset} --quantiles --distinct --histogram P={P}"
+            r = pair(args, path, P, dset, opts, tag, limit)
+            if not r:
+                continue
+            jm, jo = r[0], r[1]
+            for k in ("quantiles", "distinct", "histogram", "non_finite"):
+                check(json.dumps(jm.get(k)) == json.dumps(jo.get(k)),
+                      f"{tag}: {k} {jm.get(k)!r} in memory, {jo.get(k)!r} out of core")
+            fin = a[~np.isnan(a)] if a.dtype.kind == "f" else a
+            check(jo["distinct"] == len(np.unique(fin)),
+                  f"{tag}: distinct {jo['distinct']}, numpy {len(np.unique(fin))}")
+            print(f"{tag}: ok", flush=True)
+
+
 def test_faults(args, path):
     P = 3 if 3 in args.nps or max(args.nps) >= 3 else max(args.nps)
     if P < 2:
@@ -495,6 +520,7 @@ def main():
     test_short(args, path)
     test_pieces_x(args, path, data)
     test_scans(args, path, data)
+    test_dist(args, path, data)
     test_faults(args, path)
     return summary()
 
