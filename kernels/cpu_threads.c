@@ -147,3 +147,29 @@ void gp_host_memcpy(void *dst, const void *src, size_t bytes)
     copy_job c = {(char *)dst, (const char *)src, bytes};
     gp_host_parallel((int)np, copy_part, &c);
 }
+
+/* ---- the first touch ---------------------------------------------------------------------- */
+
+#define TOUCH_PAGE ((size_t)4096)
+
+/* Part p of np of a first touch: one zero byte in each page of its share. */
+static void touch_part(void *ctx, int p, int np)
+{
+    const copy_job *c = ctx;
+    const size_t per = (c->bytes / (size_t)np + TOUCH_PAGE - 1) & ~(TOUCH_PAGE - 1);
+    const size_t lo = per * (size_t)p < c->bytes ? per * (size_t)p : c->bytes;
+    const size_t hi = lo + per < c->bytes ? lo + per : c->bytes;
+    volatile char *b = c->dst;
+    for (size_t at = lo; at < hi; at += TOUCH_PAGE) b[at] = 0;
+}
+
+void gp_host_touch(void *buf, size_t bytes)
+{
+    const int nt = gp_host_threads();
+    size_t np = bytes / COPY_PART_MIN;
+    if (np > (size_t)nt) np = (size_t)nt;
+    if (!buf || bytes == 0) return;
+    copy_job c = {(char *)buf, NULL, bytes};
+    if (np <= 1) touch_part(&c, 0, 1);
+    else gp_host_parallel((int)np, touch_part, &c);
+}

@@ -54,6 +54,12 @@ void gp_host_parallel(int nparts, gp_host_part_fn fn, void *ctx);
  * of at least 4 MiB each (smaller copies: one memcpy). Thread-safe. */
 void gp_host_memcpy(void *dst, const void *src, size_t bytes);
 
+/* The first touch of fresh memory whose contents do not matter yet: a zero byte written in
+ * each 4 KiB page of buf[0, bytes), cut as gp_host_memcpy cuts, so that the kernel's page
+ * faults (and its zeroing of the pages) run on the threads instead of later, on one thread,
+ * inside a read. Overwrites data. Thread-safe. */
+void gp_host_touch(void *buf, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

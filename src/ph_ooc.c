@@ -79,6 +79,19 @@ static const char *alloc_device(gp_job *j)
     return NULL;
 }
 
+/* The host buffers' first touch on the host's threads (gp_host_touch): the read and the
+ * runs' downloads then write into pages that exist. */
+static void touch_host(gp_job *j)
+{
+    const size_t m = (size_t)(j->m > 0 ? j->m : 0);
+    gp_host_touch(gp_ooc_keys(j), m * j->sz);
+    gp_host_touch(gp_ooc_spare_keys(j), m * j->sz);
+    if (j->pairs) {
+        gp_host_touch(gp_ooc_vals(j), m * 8);
+        gp_host_touch(gp_ooc_spare_vals(j), m * 8);
+    }
+}
+
 int gp_ooc_alloc(gp_job *j)
 {
     int err = j->P > 1 ? gp_job_create_exchange(j, gp_backend_cpu()) : 0;
@@ -90,6 +103,8 @@ int gp_ooc_alloc(gp_job *j)
         err = GP_EXIT_DEVICE;
         snprintf(j->msg, j->msglen, "rank %d: cannot allocate %s (out of core): %s", j->rank,
                  what, be->last_error());
+    } else {
+        touch_host(j);
     }
     return gp_agree(j->comm, err, j->msg, j->msglen);
 }

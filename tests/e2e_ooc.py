@@ -245,6 +245,11 @@ def test_options(args, path, data):
         sh = shares(args, path, P)
         for ti, (dset, dt) in enumerate(TYPES):
             opts = OPTS[(ti + P) % len(OPTS)]
+            # out of core, auto takes the node's shared window (host memory); every other
+            # type goes through mpi instead
+            xport = "mpi" if ti % 2 else "auto"
+            if P > 1 and xport == "mpi":
+                opts = opts + ["--transport", "mpi"]
             a = data[dset]
             pairs = any(o in opts for o in ("--stable", "--argsort", "--payload"))
             esize = a.dtype.itemsize
@@ -258,6 +263,10 @@ def test_options(args, path, data):
             jm, jo, oo, eo, _ = r
             check_outputs(tag, oo, reference(a, opts, data["pay"]), dset, opts, a)
             check_stats(args, tag, jm, jo)
+            steps = {st["transport"] for st in jo["exchange_step_times"]}
+            no_window = "shared-memory transport is not available" in eo  # /dev/shm too small
+            check(P == 1 or steps == {"shared" if xport == "auto" and not no_window else "mpi"},
+                  f"{tag}: out-of-core exchange transports {steps} under --transport {xport}")
             got = plans(eo)
             want = {rk: expect_plan(shard(N, P, rk), esize + (8 if pairs else 0), usable(limit, sh[rk]))
                     for rk in range(P)}

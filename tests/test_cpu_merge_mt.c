@@ -46,6 +46,14 @@ static void test_pool(void)
             gp_host_memcpy(b, a, sizes[s]);
             CHECK(memcmp(a, b, sizes[s]) == 0 && b[sizes[s]] == 0xAB,
                   "copy of %zu bytes, %d threads", sizes[s], threads[t]);
+            /* the first touch: a zero at every 4 KiB page start of its range, nothing past
+             * it, nothing else changed */
+            gp_host_touch(b, sizes[s]);
+            size_t bad = 0;
+            for (size_t i = 0; i < sizes[s]; i++)
+                bad += b[i] != (i % 4096 == 0 ? 0 : a[i]);
+            CHECK(bad == 0 && b[sizes[s]] == 0xAB, "touch of %zu bytes, %d threads: %zu bytes "
+                  "wrong", sizes[s], threads[t], bad);
             free(a);
             free(b);
         }
