@@ -318,10 +318,19 @@ def main():
     p = run(args, [gen, bad, "--dataset", "--force"], np_=1)
     check(p.returncode == 2 and "--dataset --force: a dataset name may not start with '-'" in p.stderr
           and not os.path.exists(bad), f"gpuprim_gen --dataset --force: exit {p.returncode} {p.stderr[-300:]}")
-    # getopt_long: --opt=value, an unambiguous prefix and -qv run; an ambiguous prefix is
-    # one usage error naming the candidates
-    p = run(args, [mpi, "--func=sin", "--n=2^10", "--a=-1", "-qv", "--backend=cpu"], np_=2)
-    check(p.returncode == 0 and "rank" in p.stdout, f"--func=sin --n=2^10 --a=-1 -qv: exit {p.returncode} {p.stderr[-300:]}")
+    # getopt_long: --opt=value, an unambiguous prefix and -qv run (both letters taken, as the
+    # report's options say; -q wins: nothing on stdout, not -v's binding table); an ambiguous
+    # prefix is one usage error naming the candidates
+    qj = os.path.join(args.work, "qv.json")
+    p = run(args, [mpi, "--func=sin", "--n=2^10", "--a=-1", "-qv", "--backend=cpu", "--json", qj],
+            np_=2)
+    qo = json.load(open(qj)).get("options", {}) if p.returncode == 0 and os.path.exists(qj) else {}
+    check(p.returncode == 0 and p.stdout == "" and qo.get("quiet") is True and
+          qo.get("verbose") is True, f"--func=sin --n=2^10 --a=-1 -qv: exit {p.returncode} "
+          f"stdout {p.stdout[:200]!r} options {qo} {p.stderr[-300:]}")
+    p = run(args, [mpi, "--func=sin", "-q", "-v", "--backend=cpu"], np_=1)
+    check(p.returncode == 0 and p.stdout == "", f"-q -v prints nothing on stdout: exit {p.returncode} "
+          f"{p.stdout[:200]!r}")
     p = run(args, [mpi, data, "--ver"], np_=1)
     errs = [l for l in p.stderr.splitlines() if "error" in l]
     check(p.returncode == 2 and len(errs) == 1 and "ambiguous option --ver" in errs[0] and
