@@ -359,6 +359,12 @@ def main():
         check(len(re.findall(rf"^gpuprim_mpi: \[\s*[\d.]+ s\] {ph}\.\.\.$", p.stderr, re.M)) == 1,
               f"--progress (not a terminal): one line for {ph}")
     check(len(re.findall(r"\] finished$", p.stderr, re.M)) == 1, "--progress: one closing line")
+    # the distribution's steps (histogram, then the select) are one line, its time row's name
+    p = run(args, [mpi, data, "--backend", "cpu", "--no-sort", "--histogram", "4", "--median",
+                   "--progress", "-q"], np_=2)
+    starts = re.findall(r"^gpuprim_mpi: \[\s*[\d.]+ s\] (.*)\.\.\.$", p.stderr, re.M)
+    check(p.returncode == 0 and starts.count("distribution") == 1 and "histogram" not in starts
+          and "quantiles" not in starts, f"--progress names the distribution once: {starts}")
     check("\r" not in p.stderr, "--progress (not a terminal): no carriage returns")
     r = json.load(open(rj))
     check(r.get("version") == version, f"--json version {r.get('version')!r} is --version's {version!r}")
