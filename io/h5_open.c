@@ -431,11 +431,8 @@ int gp_h5_open_io(MPI_Comm comm, const char *file, const char *dataset, gp_io_mo
     gp_err e;
     int rank = 0;
     char path[GP_H5_PATHLEN];
-    memset(&e, 0, sizeof e);
     gp_h5_register_filters(); /* LZF (h5_lzf.c); a failure shows at the read */
-    quiet_hdf5();
-    if (!in) {
-        fail(&e, GP_IO_EOPEN, "gp_h5_open: no input record");
+    if (begin_call(&e, in, GP_IO_EOPEN, "gp_h5_open: no input record")) {
         agree(comm, &e);
         return finish(&e, msg, msglen);
     }

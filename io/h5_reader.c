@@ -137,12 +137,8 @@ int gp_h5_reader_read(gp_h5_reader *r, int64_t off, int64_t cnt, void *buf, char
                       size_t msglen)
 {
     gp_err e;
-    memset(&e, 0, sizeof e);
-    quiet_hdf5();
-    if (!r) {
-        fail(&e, GP_IO_EREAD, "gp_h5_reader_read: no reader");
+    if (begin_call(&e, r, GP_IO_EREAD, "gp_h5_reader_read: no reader"))
         return finish(&e, msg, msglen);
-    }
     const char *file = r->in->file;
     const int64_t n = r->in->n;
     if (off < 0 || cnt < 0 || off > n || cnt > n - off)

@@ -322,12 +322,8 @@ int gp_h5_writer_write(gp_h5_writer *w, int k, int64_t off, int64_t cnt, const v
                        char *msg, size_t msglen)
 {
     gp_err e;
-    memset(&e, 0, sizeof e);
-    quiet_hdf5();
-    if (!w) {
-        fail(&e, GP_IO_EWRITE, "gp_h5_writer_write: no writer");
+    if (begin_call(&e, w, GP_IO_EWRITE, "gp_h5_writer_write: no writer"))
         return finish(&e, msg, msglen);
-    }
     const wds *d = k >= 0 && k < w->nds ? &w->ds[k] : NULL;
     const char *D = d ? d->name : "(no dataset)";
     if (!d)

@@ -84,6 +84,18 @@ static inline void quiet_hdf5(void)
     if (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0) return;
 }
 
+/* The start of a call on the handle h (a reader, a writer): an empty error state in *e and
+ * HDF5's stack quiet. Returns 0 to go on, or -1 with the error rc "WHAT" in e when h is NULL
+ * (the caller returns finish(e, ...)). Local. */
+static inline int begin_call(gp_err *e, const void *h, int rc, const char *what)
+{
+    memset(e, 0, sizeof *e);
+    quiet_hdf5();
+    if (h) return 0;
+    fail(e, rc, "%s", what);
+    return -1;
+}
+
 typedef struct h5why {
     char desc[512];
     int have;      /* desc holds a non-plugin entry */

@@ -35,39 +35,28 @@ static int plan_fail(char *why, size_t whylen, const char *fmt, ...)
     return -1;
 }
 
-/* Edge i of numpy's linspace(lo, hi, n + 1) computed in float32 (i < n). */
-static float lin_f32(float lo, float hi, int64_t n, int64_t i)
-{
-    const float delta = hi - lo;
-    const float nf = (float)n;
-    const float step = delta / nf;
-    float y = (float)i; /* numpy's arange in float32: exact up to 2^24 */
-    if (step == 0.0f) { /* numpy's path for a step that underflows */
-        y = y / nf;
-        y = y * delta;
-    } else {
-        y = y * step;
+/* Edge i of numpy's linspace(lo, hi, n + 1) computed in type T (i < n): one body for
+ * float32 (lin_f32) and float64 (lin_f64), each step rounded to T. i as T is numpy's arange
+ * (exact in float32 up to 2^24); a step that underflows takes numpy's other path. */
+#define LIN_EDGE(name, T)                                                                   \
+    static T name(T lo, T hi, int64_t n, int64_t i)                                         \
+    {                                                                                       \
+        const T delta = hi - lo;                                                            \
+        const T nt = (T)n;                                                                  \
+        const T step = delta / nt;                                                          \
+        T y = (T)i;                                                                         \
+        if (step == (T)0) {                                                                 \
+            y = y / nt;                                                                     \
+            y = y * delta;                                                                  \
+        } else {                                                                            \
+            y = y * step;                                                                   \
+        }                                                                                   \
+        y = y + lo;                                                                         \
+        return y;                                                                           \
     }
-    y = y + lo;
-    return y;
-}
-
-/* Edge i of numpy's linspace(lo, hi, n + 1) computed in float64 (i < n). */
-static double lin_f64(double lo, double hi, int64_t n, int64_t i)
-{
-    const double delta = hi - lo;
-    const double nd = (double)n;
-    const double step = delta / nd;
-    double y = (double)i;
-    if (step == 0.0) {
-        y = y / nd;
-        y = y * delta;
-    } else {
-        y = y * step;
-    }
-    y = y + lo;
-    return y;
-}
+LIN_EDGE(lin_f32, float)
+LIN_EDGE(lin_f64, double)
+#undef LIN_EDGE
 
 /* The float32 range of float32 data from the data (mode GP_HIST_F32): widened when every
  * finite value is one; edges in float32. */

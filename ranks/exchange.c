@@ -221,6 +221,24 @@ static int create_buffers(gp_exchange *x, const gp_exchange_config *cfg, int off
     return 0;
 }
 
+/* What every exchange starts from, the rest of *x zero: the communicator comm (this rank's
+ * number in it and its size), the backend, the keys' width, whether values travel, m; no
+ * node communicator and no window yet. */
+static void xch_start(gp_exchange *x, MPI_Comm comm, const gp_backend *be, int width,
+                      int values, int64_t m)
+{
+    memset(x, 0, sizeof *x);
+    x->comm = comm;
+    x->node = MPI_COMM_NULL;
+    x->win = MPI_WIN_NULL;
+    x->be = be;
+    x->width = width;
+    x->values = values != 0;
+    x->m = m;
+    MPI_Comm_rank(comm, &x->rank);
+    MPI_Comm_size(comm, &x->P);
+}
+
 int gp_exchange_create(MPI_Comm comm, const gp_backend *be, const gp_exchange_config *cfg,
                        gp_exchange **out, char *msg, size_t msglen)
 {
@@ -236,18 +254,12 @@ int gp_exchange_create(MPI_Comm comm, const gp_backend *be, const gp_exchange_co
         free(x);
         return err;
     }
-    x->be = be;
-    x->width = cfg->width;
-    x->values = cfg->values != 0;
-    x->m = cfg->m;
-    x->fault_step = cfg->fault_step;
-    x->node = MPI_COMM_NULL;
-    x->win = MPI_WIN_NULL;
-    MPI_Comm_dup(comm, &x->comm);
+    MPI_Comm own;
+    MPI_Comm_dup(comm, &own);
+    MPI_Comm_set_errhandler(own, MPI_ERRORS_RETURN);
+    xch_start(x, own, be, cfg->width, cfg->values, cfg->m);
     x->own_comm = 1;
-    MPI_Comm_set_errhandler(x->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(x->comm, &x->rank);
-    MPI_Comm_size(x->comm, &x->P);
+    x->fault_step = cfg->fault_step;
     layout(x);
     MPI_Comm_split_type(x->comm, MPI_COMM_TYPE_SHARED, x->rank, MPI_INFO_NULL, &x->node);
     MPI_Comm_set_errhandler(x->node, MPI_ERRORS_RETURN);
@@ -313,17 +325,8 @@ static int borrowed_run(MPI_Comm comm, const gp_backend *be, int width, int64_t 
                         gp_exchange_info *info)
 {
     gp_exchange x;
-    memset(&x, 0, sizeof x);
-    x.comm = comm;
-    x.node = MPI_COMM_NULL;
-    x.win = MPI_WIN_NULL;
-    x.be = be;
-    MPI_Comm_rank(comm, &x.rank);
-    MPI_Comm_size(comm, &x.P);
+    xch_start(&x, comm, be, width, vals != NULL, m);
     if (width != 4 && width != 8) gp_xch_die(comm, x.rank, "arguments", "width is not 4 or 8");
-    x.width = width;
-    x.values = vals != NULL;
-    x.m = m;
     x.kb[0] = keys, x.kb[1] = recv, x.vb[0] = vals, x.vb[1] = vrecv;
     char why[200];
     if (gp_xch_mpi.setup(&x, NULL, 0, why, sizeof why))

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "count.h"
-#include "gp_suggest.h"
+#include "gp_getopt.h"
 #include "report_json.h"
 
 /* The --help section of the distribution's options. */
@@ -88,8 +88,8 @@ void gp_print_usage(void)
         "  --json-version V   the report's layout (needs --json): 2 (default): NaN and inf as\n"
         "                     null, named in \"non_finite\"; times_ms keys as \"local_sort\" | 1:\n"
         "                     the layout before 2, for old readers (\"nan\", \"local sort\")\n"
-        "  -q, --quiet        no summary table; errors, notices and warnings still go to\n"
-        "                     stderr (default: off)\n"
+        "  -q, --quiet        nothing on stdout: no summary table, and no --verbose tables;\n"
+        "                     errors, notices and warnings still go to stderr (default: off)\n"
         "  -v, --verbose      also print the binding table (rank, host, node-local rank, device\n"
         "                     index, name, PCI bus id, CUDA_VISIBLE_DEVICES) and, after a sort\n"
         "                     on several ranks, the exchange's steps (default: off)\n"
@@ -224,76 +224,6 @@ static const struct option g_long[] = {
     {"help", no_argument, NULL, 'h'}, {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0}};
 
-/* The long name of option value v ("?" for none). */
-static const char *long_name(int v)
-{
-    for (const struct option *e = g_long; e->name; e++)
-        if (e->val == v) return e->name;
-    return "?";
-}
-
-/* getopt_long's state back to the start of an argument list: the parser runs more than once
- * in a process (the fuzzer; every call must see the words afresh), and prints nothing. */
-static void getopt_restart(void)
-{
-#if defined(__GLIBC__) || !(defined(__APPLE__) || defined(__FreeBSD__) || defined(__NetBSD__) || \
-                            defined(__OpenBSD__) || defined(__DragonFly__))
-    optind = 0; /* glibc and musl: 0 also resets the scan inside a word (-qv) */
-#else
-    optreset = 1; /* the BSDs and macOS */
-    optind = 1;
-#endif
-    opterr = 0;
-}
-
-/* "unknown option --WORD (see --help)", with the options of the table nearest to the name
- * (its first len bytes, before any '=') when there are any: "unknown option --datset: did
- * you mean --dataset? (see --help)". */
-static void unknown_long(const char *word, size_t len, char *msg, size_t msglen)
-{
-    char name[256], hint[400];
-    snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1),
-             strncmp(word, "--", 2) == 0 ? word + 2 : word);
-    gp_suggest sg;
-    gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
-    for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
-        gp_suggest_add(&sg, e->name);
-    if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
-        snprintf(msg, msglen, "unknown option %s: %s (see --help)", word, hint);
-    else
-        snprintf(msg, msglen, "unknown option %s (see --help)", word);
-}
-
-/* The one-line message for getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
-static void getopt_error(int c, int argc, char **argv, char *msg, size_t msglen)
-{
-    const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
-    if (c == ':') { /* only the long options take values */
-        snprintf(msg, msglen, "option --%s needs a value", long_name(optopt));
-    } else if (optopt >= 256 || ((optopt == 'h' || optopt == 'q' || optopt == 'v') &&
-                                 strncmp(word, "--", 2) == 0)) {
-        snprintf(msg, msglen, "option --%s takes no value", long_name(optopt));
-    } else if (optopt != 0) { /* a letter of a word like -x or -qx */
-        snprintf(msg, msglen, "unknown option -%c (see --help)", optopt);
-    } else { /* --name[=value]: no option starts so, or more than one does */
-        const size_t len = strcspn(word + 2, "=");
-        char list[400] = "";
-        size_t l = 0;
-        int count = 0;
-        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
-            if (strncmp(e->name, word + 2, len) == 0 && l < sizeof list) {
-                l += (size_t)snprintf(list + l, sizeof list - l, "%s--%s", count ? ", " : "",
-                                      e->name);
-                count++;
-            }
-        if (count > 1)
-            snprintf(msg, msglen, "ambiguous option %.*s (could be %s)", (int)(len + 2), word,
-                     list);
-        else
-            unknown_long(word, len, msg, msglen);
-    }
-}
-
 #define NHAVE (O_DISTINCT - O_VERSION + 1)
 #define HAVE(v) have[(v) - O_VERSION] /* the option of value v (>= O_VERSION) was given */
 
@@ -358,7 +288,7 @@ static int take_option(int c, const char *val, gp_options *o, int have[], char *
                        size_t msglen)
 {
     char opt[32]; /* "--name" */
-    snprintf(opt, sizeof opt, "--%s", long_name(c));
+    snprintf(opt, sizeof opt, "--%s", gp_opt_name(g_long, c));
     int bad = 0;
     switch (c) {
     case 'q': o->quiet = 1; break;
@@ -555,7 +485,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
     o->json_version = GP_JSON_VERSION_DEFAULT;
     int have[NHAVE] = {0};
 
-    getopt_restart();
+    gp_opt_restart();
     for (int c; (c = getopt_long(argc, argv, g_short, g_long, NULL)) != -1;) {
         if (c == 'h' || c == O_VERSION) {
             if (print && c == 'h') gp_print_usage();
@@ -563,7 +493,7 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
             return -1;
         }
         if (c == '?' || c == ':') {
-            getopt_error(c, argc, argv, msg, msglen);
+            gp_opt_error(g_long, c, argc, argv, msg, msglen);
             return GP_EXIT_USAGE;
         }
         if (c == 1) { /* a word that is no option: the file */
@@ -582,10 +512,6 @@ int gp_parse_options(int argc, char **argv, gp_options *o, int print, char *msg,
         }
         if (take_option(c, optarg, o, have, msg, msglen)) return GP_EXIT_USAGE;
     }
-    /* getopt_long ends at "--"; gpuprim_mpi has no use for it (a file named -q is ./-q) */
-    if (optind < argc || (optind > 1 && optind <= argc && strcmp(argv[optind - 1], "--") == 0)) {
-        snprintf(msg, msglen, "unknown option -- (see --help)");
-        return GP_EXIT_USAGE;
-    }
+    if (gp_opt_rest(argc, argv, msg, msglen)) return GP_EXIT_USAGE;
     return check_modes(o, have, msg, msglen);
 }

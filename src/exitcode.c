@@ -16,7 +16,8 @@ static const struct exit_row {
     {GP_ERR_USAGE, 2, "bad command line", "bad command line"},
     {GP_ERR_OPEN, 3, "input file missing, unreadable, or not HDF5", NULL},
     {GP_ERR_DATASET, 4, "dataset missing, ambiguous, behind a dangling link, or of an "
-                        "unsupported class or shape", NULL},
+                        "unsupported class or shape; an integer --cumsum whose prefix does not "
+                        "fit int64 / uint64", NULL},
     {GP_ERR_READ, 5, "reading the data failed", NULL},
     {GP_ERR_WRITE, 6, "the output (--out, --json) could not be written, or --out exists "
                       "without --force", "the output could not be written, or exists without --force"},

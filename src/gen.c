@@ -17,7 +17,7 @@
 #include "count.h"
 #include "exitcode.h"
 #include "fault.h"
-#include "gp_suggest.h"
+#include "gp_getopt.h"
 #include "gpuprim/kernels.h"
 #include "gpuprim/h5io.h"
 
@@ -88,46 +88,6 @@ static const struct option g_long[] = {
     {"seed", required_argument, NULL, G_SEED}, {"dataset", required_argument, NULL, G_DATASET},
     {"force", no_argument, NULL, G_FORCE},  {NULL, 0, NULL, 0}};
 
-static const char *long_name(int v)
-{
-    for (const struct option *e = g_long; e->name; e++)
-        if (e->val == v) return e->name;
-    return "?";
-}
-
-/* The one-line message of getopt_long's '?' or ':' (c) at the word argv[optind - 1]. */
-static void getopt_error(int c, int argc, char **argv, char *err, size_t errlen)
-{
-    const char *word = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
-    if (c == ':') {
-        snprintf(err, errlen, "option --%s needs a value", long_name(optopt));
-    } else if (optopt >= 256 || (optopt == 'h' && strncmp(word, "--", 2) == 0)) {
-        snprintf(err, errlen, "option --%s takes no value", long_name(optopt));
-    } else if (optopt != 0) {
-        snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
-    } else {
-        const size_t len = strcspn(word, "=");
-        int count = 0;
-        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
-            count += len > 2 && strncmp(e->name, word + 2, len - 2) == 0;
-        if (count > 1) {
-            snprintf(err, errlen, "ambiguous option '%.*s' (see --help)", (int)len, word);
-            return;
-        }
-        char name[256], hint[400] = "";
-        if (len > 2) snprintf(name, sizeof name, "%.*s", (int)(len - 2), word + 2);
-        else name[0] = '\0';
-        gp_suggest sg; /* the table's options nearest to the name: "did you mean --dtype?" */
-        gp_suggest_start(&sg, name, GP_SUGGEST_OPTION);
-        for (const struct option *e = g_long; e->name && strncmp(word, "--", 2) == 0; e++)
-            gp_suggest_add(&sg, e->name);
-        if (gp_suggest_text(&sg, "--", hint, sizeof hint)[0])
-            snprintf(err, errlen, "unknown option '%s': %s (see --help)", word, hint);
-        else
-            snprintf(err, errlen, "unknown option '%s' (see --help)", word);
-    }
-}
-
 /* Takes option c with value val into *o. Returns 0, or GP_EXIT_USAGE with err set. */
 static int take_option(int c, const char *val, opts *o, char *err, size_t errlen)
 {
@@ -189,15 +149,14 @@ static int parse_args(int argc, char **argv, opts *o, char *err, size_t errlen)
             o->help = 1;
             return 0;
         }
-    optind = 0; /* glibc, musl: a fresh scan; "-": the other words in order as 1 */
-    opterr = 0;
+    gp_opt_restart(); /* "-" below: the other words come back in order as 1 */
     for (int c; (c = getopt_long(argc, argv, "-:h", g_long, NULL)) != -1;) {
         if (c == 'h') {
             o->help = 1;
             return 0;
         }
         if (c == '?' || c == ':') {
-            getopt_error(c, argc, argv, err, errlen);
+            gp_opt_error(g_long, c, argc, argv, err, errlen);
             return GP_EXIT_USAGE;
         }
         if (c != 1) {
@@ -209,10 +168,7 @@ static int parse_args(int argc, char **argv, opts *o, char *err, size_t errlen)
             o->out = optarg;
         }
     }
-    if (optind < argc || (optind > 1 && optind <= argc && strcmp(argv[optind - 1], "--") == 0)) {
-        snprintf(err, errlen, "unknown option '--' (see --help)");
-        return GP_EXIT_USAGE;
-    }
+    if (gp_opt_rest(argc, argv, err, errlen)) return GP_EXIT_USAGE;
     if (!o->out) {
         snprintf(err, errlen, "no output file given (usage: gpuprim_gen OUT.h5 [options], see --help)");
         return GP_EXIT_USAGE;

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
     /* an output that cannot be written is an error before the work, not after it */
     rc = gp_check_outputs(comm, &o, msg, sizeof msg);
     if (rc == 0) rc = gp_select_backend(comm, &o, &be, &bind, &res.run, msg, sizeof msg);
-    if (rc == 0 && o.verbose) gp_report_binding(comm, &bind);
+    if (rc == 0 && o.verbose && !o.quiet) gp_report_binding(comm, &bind); /* -q: no stdout */
     if (rc == 0) gp_progress_start_job(rank, o.progress, o.quiet);
     if (rc == 0)
         rc = o.function_mode ? gp_run_function(comm, &o, be, &res, msg, sizeof msg)

@@ -19,25 +19,17 @@ typedef struct hist_run {
     int64_t *counts;
 } hist_run;
 
-/* A piece's values binned (pieces.h's visitor). */
-static int hist_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
-                      int first, int last, void *ctx)
+/* A piece's values binned (pieces.h's gp_values_fn). */
+static int hist_values(gp_job *j, const void *dev, int64_t n, void *ctx)
 {
     hist_run *h = (hist_run *)ctx;
-    int err = 0;
-    (void)dx, (void)goff, (void)first, (void)last;
-    BE_CALL("histogram", j->be->hist(&h->spec, dev, n, h->counts));
-    return err;
+    return j->be->hist(&h->spec, dev, n, h->counts);
 }
 
-/* A piece's finite range added into the gp_frange ctx (pieces.h's visitor). */
-static int frange_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
-                        int first, int last, void *ctx)
+/* A piece's finite range added into the gp_frange ctx (pieces.h's gp_values_fn). */
+static int frange_values(gp_job *j, const void *dev, int64_t n, void *ctx)
 {
-    int err = 0;
-    (void)dx, (void)goff, (void)first, (void)last;
-    BE_CALL("finite range", j->be->finite_range(j->dt, dev, n, (gp_frange *)ctx));
-    return err;
+    return j->be->finite_range(j->dt, dev, n, (gp_frange *)ctx);
 }
 
 /* The finite values' count and key range over every rank (every rank gets it): from the
@@ -57,7 +49,8 @@ static int finite_range(gp_job *j, gp_frange *fr)
         return 0;
     }
     gp_frange mine = gp_frange_empty();
-    int err = gp_job_foreach_piece(j, 0, frange_piece, &mine);
+    gp_values_visit visit = {"finite range", frange_values, &mine};
+    int err = gp_job_foreach_piece(j, 0, gp_values_piece, &visit);
     if (err) return err;
     const MPI_Comm c = j->comm;
     if (MPI_Allreduce(&mine.finite, &fr->finite, 1, MPI_INT64_T, MPI_SUM, c) != MPI_SUCCESS ||
@@ -158,7 +151,8 @@ int gp_ph_hist(gp_job *j)
         snprintf(j->msg, j->msglen, "%s:%s: --histogram %lld: %s", j->in.file, j->in.dataset,
                  (long long)nb, why);
     }
-    if (!err) err = gp_job_foreach_piece(j, 0, hist_piece, &h);
+    gp_values_visit visit = {"histogram", hist_values, &h};
+    if (!err) err = gp_job_foreach_piece(j, 0, gp_values_piece, &visit);
     if (!err && MPI_Reduce(h.counts, total, (int)(nb + 2), MPI_INT64_T, MPI_SUM, 0, j->comm) !=
                     MPI_SUCCESS) {
         err = GP_EXIT_FAIL;

@@ -42,32 +42,43 @@ static void quantile_results(gp_job *j, const uint64_t *keys, const double *w, i
     }
 }
 
+/* The start of either way to the quantiles (select: the radix select's): the non-NaN count
+ * *nn and, when there is one, the wanted ranks and weights (quantile_ranks). Returns 1 when
+ * there are none, with every quantile's result NaN already set (nothing left to do), else 0. */
+static int quantile_start(gp_job *j, int select, int64_t *nn, int64_t *ranks, double *w)
+{
+    *nn = nonnan(j);
+    if (*nn == 0) {
+        quantile_results(j, NULL, NULL, select);
+        return 1;
+    }
+    quantile_ranks(j->o, *nn, ranks, w);
+    return 0;
+}
+
 /* One pass of the select: the counts of this rank's pieces. */
 typedef struct select_run {
     gp_select sel;
     int64_t *counts, *sum; /* GP_SELECT_MAX << GP_SELECT_DIGIT each */
 } select_run;
 
-/* A piece's digit histograms added (pieces.h's visitor). */
-static int select_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
-                        int first, int last, void *ctx)
+/* A piece's digit histograms added (pieces.h's gp_values_fn). */
+static int select_values(gp_job *j, const void *dev, int64_t n, void *ctx)
 {
     select_run *s = (select_run *)ctx;
-    int err = 0;
-    (void)dx, (void)goff, (void)first, (void)last;
-    BE_CALL("radix select", j->be->radix_hist(j->dt, dev, n, &s->sel, s->counts));
-    return err;
+    return j->be->radix_hist(j->dt, dev, n, &s->sel, s->counts);
 }
 
 /* The passes of the radix select over the input's pieces, each pass's counts summed over
  * the ranks (every rank advances the same state). */
 static int select_passes(gp_job *j, select_run *s)
 {
+    gp_values_visit visit = {"radix select", select_values, s};
     int err = 0;
     while (!err && !s->sel.done) {
         const size_t len = gp_select_counts_len(&s->sel);
         memset(s->counts, 0, len * sizeof(int64_t));
-        err = gp_job_foreach_piece(j, 0, select_piece, s);
+        err = gp_job_foreach_piece(j, 0, gp_values_piece, &visit);
         if (err) break;
         if (MPI_Allreduce(s->counts, s->sum, (int)len, MPI_INT64_T, MPI_SUM, j->comm) !=
             MPI_SUCCESS) {
@@ -87,17 +98,12 @@ static int select_passes(gp_job *j, select_run *s)
  * rank's pieces in input order (resident or chunked), 11 key bits per pass. */
 int gp_ph_select(gp_job *j)
 {
-    const int64_t nn = nonnan(j);
-    if (nn == 0) {
-        quantile_results(j, NULL, NULL, 1);
-        return 0;
-    }
-    int64_t ranks[GP_SELECT_MAX];
+    int64_t nn, ranks[GP_SELECT_MAX];
     double w[GP_MAX_QUANTILES];
+    if (quantile_start(j, 1, &nn, ranks, w)) return 0;
     uint64_t keys[GP_SELECT_MAX];
     select_run s;
     int err = 0;
-    quantile_ranks(j->o, nn, ranks, w);
     const size_t cap = (size_t)GP_SELECT_MAX << GP_SELECT_DIGIT;
     s.counts = malloc(cap * sizeof(int64_t));
     s.sum = malloc(cap * sizeof(int64_t));
@@ -121,17 +127,12 @@ int gp_ph_select(gp_job *j)
  * from its sorted view; the keys are summed over the ranks (one owner each). */
 int gp_ph_quant_sorted(gp_job *j)
 {
-    const int64_t nn = nonnan(j);
-    if (nn == 0) {
-        quantile_results(j, NULL, NULL, 0);
-        return 0;
-    }
-    const int nt = 2 * j->o->nq;
-    int64_t ranks[GP_SELECT_MAX];
+    int64_t nn, ranks[GP_SELECT_MAX];
     double w[GP_MAX_QUANTILES];
+    if (quantile_start(j, 0, &nn, ranks, w)) return 0;
+    const int nt = 2 * j->o->nq;
     uint64_t mine[GP_SELECT_MAX], keys[GP_SELECT_MAX];
     gp_sorted_view v;
-    quantile_ranks(j->o, nn, ranks, w);
     int err = gp_job_sorted_view(j, &v);
     if (err) return err;
     for (int i = 0; i < nt && !err; i++) {
@@ -152,16 +153,13 @@ int gp_ph_quant_sorted(gp_job *j)
 
 /* ---- distinct ---------------------------------------------------------------------------- */
 
-/* A piece's runs appended to the gp_runs ctx (pieces.h's visitor). */
-static int runs_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
-                      int first, int last, void *ctx)
+/* A piece's runs appended to the gp_runs ctx (pieces.h's gp_values_fn). */
+static int runs_values(gp_job *j, const void *dev, int64_t n, void *ctx)
 {
     gp_runs *acc = (gp_runs *)ctx, r = gp_runs_empty();
-    int err = 0;
-    (void)dx, (void)goff, (void)first, (void)last;
-    BE_CALL("distinct count", j->be->runs(j->dt, dev, n, &r));
-    if (!err) *acc = gp_runs_combine(acc, &r);
-    return err;
+    if (j->be->runs(j->dt, dev, n, &r)) return -1;
+    *acc = gp_runs_combine(acc, &r);
+    return 0;
 }
 
 /* The distinct non-NaN values of the sorted data: each rank's runs (its sorted view's
@@ -173,7 +171,8 @@ int gp_ph_distinct(gp_job *j)
     gp_runs mine = gp_runs_empty();
     gp_runs *all = NULL;
     int err = gp_job_sorted_view(j, &v);
-    if (!err) err = v.foreach(j, runs_piece, &mine);
+    gp_values_visit visit = {"distinct count", runs_values, &mine};
+    if (!err) err = v.foreach(j, gp_values_piece, &visit);
     if (err) return err;
     if (j->rank == 0 && !(all = malloc((size_t)j->P * sizeof *all))) {
         err = GP_EXIT_FAIL;

@@ -30,9 +30,9 @@ const gp_phase_word gp_phase_words[GP_PH_WORDS] = {
     [GP_PH_RUNS]      = {GP_PH_SORT,      NULL,            "local sort (runs)", "runs"},
     [GP_PH_MERGE]     = {GP_PH_SORT,      NULL,            "merge",         "merge"},
     [GP_PH_SPACE]     = {GP_PH_READ,      NULL,            NULL,            "space"},
-    [GP_PH_HIST]      = {GP_PH_DIST,      NULL,            "histogram",     "hist"},
-    [GP_PH_QUANT]     = {GP_PH_DIST,      NULL,            "quantiles",     "quantiles"},
-    [GP_PH_DISTINCT]  = {GP_PH_DIST,      NULL,            "distinct",      "distinct"},
+    [GP_PH_HIST]      = {GP_PH_DIST,      NULL,            "distribution",  "hist"},
+    [GP_PH_QUANT]     = {GP_PH_DIST,      NULL,            "distribution",  "quantiles"},
+    [GP_PH_DISTINCT]  = {GP_PH_DIST,      NULL,            "distribution",  "distinct"},
 };
 
 /* The word of id, or NULL out of range. */

@@ -110,6 +110,16 @@ int gp_job_visit_host(gp_job *j, const void *host, int64_t cnt, int64_t off, int
     return err;
 }
 
+int gp_values_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
+                    int first, int last, void *ctx)
+{
+    const gp_values_visit *v = (const gp_values_visit *)ctx;
+    int err = 0;
+    (void)dx, (void)goff, (void)first, (void)last;
+    BE_CALL(v->what, v->fn(j, dev, n, v->ctx));
+    return err;
+}
+
 int gp_job_foreach_piece(gp_job *j, int xdata, gp_piece_fn fn, void *ctx)
 {
     if (j->ooc)

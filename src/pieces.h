@@ -22,6 +22,22 @@ struct gp_job;
 typedef int (*gp_piece_fn)(struct gp_job *j, const void *dev, const double *dx, int64_t goff,
                            int64_t n, int first, int last, void *ctx);
 
+/* A visitor of the values alone: one backend call on the piece's n elements at dev (the
+ * input's type), 0 or non-zero for the backend's failure (its last_error() says why). */
+typedef int (*gp_values_fn)(struct gp_job *j, const void *dev, int64_t n, void *ctx);
+
+/* What gp_values_piece calls: fn with ctx, and the name of the step for its message. */
+typedef struct gp_values_visit {
+    const char *what;
+    gp_values_fn fn;
+    void *ctx;
+} gp_values_visit;
+
+/* A gp_piece_fn for a gp_values_visit ctx: calls its fn on the piece's values; a failure
+ * returns GP_EXIT_DEVICE with j->msg "rank R: WHAT: the backend's error". */
+int gp_values_piece(struct gp_job *j, const void *dev, const double *dx, int64_t goff,
+                    int64_t n, int first, int last, void *ctx);
+
 /* Visits the shard: out of core (j->ooc), j->ooc->nvisits pieces on every rank, each
  * uploaded from the host's copy of the shard (in input order until the sort phase's merge)
  * and its --x coordinates from the host's copy; with the shard resident (not j->chunked:

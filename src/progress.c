@@ -16,6 +16,7 @@ static struct {
     int64_t total, done;    /* the current phase's work (total 0: not known) */
     double t_line;          /* lines: when the current phase's last line was written */
     double lines_every;     /* lines: seconds between a phase's progress lines */
+    const char *started;    /* lines: the name of the last start line written */
     int shown;              /* live: the current phase's line is on screen */
     int width;              /* live: characters of the line on screen (to blank a longer one) */
     int stop;
@@ -124,6 +125,7 @@ int gp_progress_start(FILE *out, gp_progress_mode mode, double delay_s, double p
     g.period = period_s > 0.01 ? period_s : 0.01;
     g.t_start = mono();
     g.phase = NULL;
+    g.started = NULL;
     g.shown = 0;
     g.stop = 0;
     int rc = 0;
@@ -157,10 +159,12 @@ void gp_progress_phase(const char *name)
     g.total = g.done = 0;
     g.shown = 0;
     g.width = 0;
-    if (g.mode == GP_PROGRESS_LINES) {
+    /* a phase right after one of its name (the distribution's steps) writes no new line */
+    if (g.mode == GP_PROGRESS_LINES && !(g.started && name && strcmp(g.started, name) == 0)) {
         fprintf(g.out, "gpuprim_mpi: [%8.1f s] %s...\n", now - g.t_start, name);
         fflush(g.out);
     }
+    g.started = name;
     pthread_mutex_unlock(&g.lock);
 }
 

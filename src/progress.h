@@ -46,7 +46,9 @@ int gp_progress_start(FILE *out, gp_progress_mode mode, double delay_s, double p
  * other ranks stay off. */
 void gp_progress_start_job(int rank, int option, int quiet);
 
-/* A phase starts; `name` must stay valid until gp_progress_done (a string literal). */
+/* A phase starts; `name` must stay valid until gp_progress_done (a string literal). In the
+ * lines form, a phase that follows one of the same name (the distribution's steps, which
+ * share their time row's name) writes no new start line. */
 void gp_progress_phase(const char *name);
 
 /* The current phase has ended (live mode: its line, if shown, gets its final time). */

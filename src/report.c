@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -364,41 +365,79 @@ static void json_dist_options(FILE *f, const gp_options *o)
     jkey_bool(f, 2, "distinct", o->distinct);
 }
 
-/* "options": the command line as the run understood it, defaults filled in. */
+/* A member of "options": its key, its kind (the writer: jkey_str, jkey_num, jkey_bool or
+ * jkey_int) and its field of gp_options, or, kind JO_TEXT, the index of its text computed
+ * from the options. JO takes the kind from the field's type (an int field is a flag), so
+ * that no row reads a field as another type. */
+typedef enum { JO_STR, JO_NUM, JO_BOOL, JO_I64, JO_TEXT } jopt_kind;
+typedef struct jopt {
+    const char *key;
+    jopt_kind kind;
+    size_t at; /* offsetof the field, or the text's index */
+} jopt;
+#define JO(key, field)                                                                      \
+    {key,                                                                                   \
+     _Generic(((const gp_options *)0)->field, const char *: JO_STR, double: JO_NUM,         \
+              int: JO_BOOL, int64_t: JO_I64),                                               \
+     offsetof(gp_options, field)}
+
+/* "options": the command line as the run understood it, defaults filled in: "file", the
+ * table's members in its order, the distribution's. */
 static void json_options(FILE *f, const gp_options *o)
 {
     static const char *const backends[] = {"auto", "cuda", "cpu"};
     static const char *const transports[] = {"auto", "shared", "mpi"};
+    static const jopt members[] = {
+        JO("dataset", dataset),
+        JO("x", xdataset),
+        JO("dx", dx),
+        JO("out", out),
+        JO("force", force),
+        JO("no_sort", no_sort),
+        JO("json", json),
+        JO("quiet", quiet),
+        JO("verbose", verbose),
+        {"progress", JO_TEXT, 0},
+        {"backend", JO_TEXT, 1},
+        {"transport", JO_TEXT, 2},
+        {"io", JO_TEXT, 3},
+        {"function", JO_TEXT, 4},
+        JO("a", a),
+        JO("b", b),
+        JO("n", n),
+        JO("descending", descending),
+        JO("stable", stable),
+        JO("argsort", argsort),
+        JO("payload", payload),
+        JO("reproducible", reproducible),
+        JO("cumsum", cumsum),
+        JO("cumulative_integral", cumint),
+    };
+    const char *const text[] = {
+        o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto",
+        (unsigned)o->backend < 3 ? backends[o->backend] : "?",
+        (unsigned)o->transport < 3 ? transports[o->transport] : "?",
+        gp_io_mode_name(o->io),
+        o->function_mode ? gp_func_name(o->func) : NULL,
+    };
     fprintf(f, ",\n  \"options\": {\n    \"file\": ");
     jstr_or_null(f, o->file);
-    jkey_str(f, 2, "dataset", o->dataset);
-    jkey_str(f, 2, "x", o->xdataset);
-    jkey_num(f, 2, "dx", o->dx);
-    jkey_str(f, 2, "out", o->out);
-    jkey_bool(f, 2, "force", o->force);
-    jkey_bool(f, 2, "no_sort", o->no_sort);
-    jkey_str(f, 2, "json", o->json);
-    jkey_bool(f, 2, "quiet", o->quiet);
-    jkey_bool(f, 2, "verbose", o->verbose);
-    jkey_str(f, 2, "progress", o->progress > 0 ? "on" : o->progress < 0 ? "off" : "auto");
-    jkey_str(f, 2, "backend", (unsigned)o->backend < 3 ? backends[o->backend] : "?");
-    jkey_str(f, 2, "transport", (unsigned)o->transport < 3 ? transports[o->transport] : "?");
-    jkey_str(f, 2, "io", gp_io_mode_name(o->io));
-    jkey_str(f, 2, "function", o->function_mode ? gp_func_name(o->func) : NULL);
-    jkey_num(f, 2, "a", o->a);
-    jkey_num(f, 2, "b", o->b);
-    jkey_int(f, 2, "n", (long long)o->n);
-    jkey_bool(f, 2, "descending", o->descending);
-    jkey_bool(f, 2, "stable", o->stable);
-    jkey_bool(f, 2, "argsort", o->argsort);
-    jkey_str(f, 2, "payload", o->payload);
-    jkey_bool(f, 2, "reproducible", o->reproducible);
-    jkey_bool(f, 2, "cumsum", o->cumsum);
-    jkey_bool(f, 2, "cumulative_integral", o->cumint);
+    for (size_t i = 0; i < sizeof members / sizeof *members; i++) {
+        const jopt *m = &members[i];
+        const char *p = (const char *)o + m->at;
+        switch (m->kind) {
+        case JO_STR: jkey_str(f, 2, m->key, *(const char *const *)p); break;
+        case JO_NUM: jkey_num(f, 2, m->key, *(const double *)p); break;
+        case JO_BOOL: jkey_bool(f, 2, m->key, *(const int *)p); break;
+        case JO_I64: jkey_int(f, 2, m->key, (long long)*(const int64_t *)p); break;
+        case JO_TEXT: jkey_str(f, 2, m->key, text[m->at]); break;
+        }
+    }
     json_dist_options(f, o);
     if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
     fprintf(f, "\n  }");
 }
+#undef JO
 
 /* "binding": one object per rank, in rank order. */
 static void json_binding(FILE *f, const gp_result_run *r)

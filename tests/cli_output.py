@@ -318,10 +318,19 @@ def main():
     p = run(args, [gen, bad, "--dataset", "--force"], np_=1)
     check(p.returncode == 2 and "--dataset --force: a dataset name may not start with '-'" in p.stderr
           and not os.path.exists(bad), f"gpuprim_gen --dataset --force: exit {p.returncode} {p.stderr[-300:]}")
-    # getopt_long: --opt=value, an unambiguous prefix and -qv run; an ambiguous prefix is
-    # one usage error naming the candidates
-    p = run(args, [mpi, "--func=sin", "--n=2^10", "--a=-1", "-qv", "--backend=cpu"], np_=2)
-    check(p.returncode == 0 and "rank" in p.stdout, f"--func=sin --n=2^10 --a=-1 -qv: exit {p.returncode} {p.stderr[-300:]}")
+    # getopt_long: --opt=value, an unambiguous prefix and -qv run (both letters taken, as the
+    # report's options say; -q wins: nothing on stdout, not -v's binding table); an ambiguous
+    # prefix is one usage error naming the candidates
+    qj = os.path.join(args.work, "qv.json")
+    p = run(args, [mpi, "--func=sin", "--n=2^10", "--a=-1", "-qv", "--backend=cpu", "--json", qj],
+            np_=2)
+    qo = json.load(open(qj)).get("options", {}) if p.returncode == 0 and os.path.exists(qj) else {}
+    check(p.returncode == 0 and p.stdout == "" and qo.get("quiet") is True and
+          qo.get("verbose") is True, f"--func=sin --n=2^10 --a=-1 -qv: exit {p.returncode} "
+          f"stdout {p.stdout[:200]!r} options {qo} {p.stderr[-300:]}")
+    p = run(args, [mpi, "--func=sin", "-q", "-v", "--backend=cpu"], np_=1)
+    check(p.returncode == 0 and p.stdout == "", f"-q -v prints nothing on stdout: exit {p.returncode} "
+          f"{p.stdout[:200]!r}")
     p = run(args, [mpi, data, "--ver"], np_=1)
     errs = [l for l in p.stderr.splitlines() if "error" in l]
     check(p.returncode == 2 and len(errs) == 1 and "ambiguous option --ver" in errs[0] and
@@ -350,6 +359,12 @@ def main():
         check(len(re.findall(rf"^gpuprim_mpi: \[\s*[\d.]+ s\] {ph}\.\.\.$", p.stderr, re.M)) == 1,
               f"--progress (not a terminal): one line for {ph}")
     check(len(re.findall(r"\] finished$", p.stderr, re.M)) == 1, "--progress: one closing line")
+    # the distribution's steps (histogram, then the select) are one line, its time row's name
+    p = run(args, [mpi, data, "--backend", "cpu", "--no-sort", "--histogram", "4", "--median",
+                   "--progress", "-q"], np_=2)
+    starts = re.findall(r"^gpuprim_mpi: \[\s*[\d.]+ s\] (.*)\.\.\.$", p.stderr, re.M)
+    check(p.returncode == 0 and starts.count("distribution") == 1 and "histogram" not in starts
+          and "quantiles" not in starts, f"--progress names the distribution once: {starts}")
     check("\r" not in p.stderr, "--progress (not a terminal): no carriage returns")
     r = json.load(open(rj))
     check(r.get("version") == version, f"--json version {r.get('version')!r} is --version's {version!r}")

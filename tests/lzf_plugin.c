@@ -9,12 +9,7 @@
 static size_t test_filter(unsigned flags, size_t cd_nelmts, const unsigned cd_values[],
                           size_t nbytes, size_t *buf_size, void **buf)
 {
-    (void)flags;
-    (void)cd_nelmts;
-    (void)cd_values;
-    (void)nbytes;
-    (void)buf_size;
-    (void)buf;
+    (void)flags, (void)cd_nelmts, (void)cd_values, (void)nbytes, (void)buf_size, (void)buf;
     H5Epush2(H5E_DEFAULT, __FILE__, __func__, __LINE__, H5E_ERR_CLS, H5E_PLINE, H5E_CALLBACK,
              "the test plugin for filter 32000 ran");
     return 0;

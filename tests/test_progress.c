@@ -155,10 +155,15 @@ int main(void)
     gp_progress_done();
     gp_progress_phase("local sort");
     gp_progress_phase("rank exchange"); /* a new phase ends the previous one */
+    gp_progress_done();
+    gp_progress_phase("distribution");
+    gp_progress_done();
+    gp_progress_phase("distribution"); /* the same name right after: no new line */
     gp_progress_stop();
     gp_progress_stop(); /* twice is fine */
     char *s = contents(f);
-    CHECK(count(s, "\n") == 4, "lines: 4 lines, got:\n%s", s);
+    CHECK(count(s, "\n") == 5 && count(s, "distribution...") == 1, "lines: 5 lines, got:\n%s",
+          s);
     CHECK(strstr(s, "gpuprim_mpi: [") && strstr(s, " s] read...\n") &&
               strstr(s, " s] local sort...\n") && strstr(s, " s] rank exchange...\n") &&
               strstr(s, " s] finished\n"),

@@ -79,10 +79,10 @@ cflags="$cflags -DGP_H5_PIECE_BYTES=200 -DGP_CONV_PIECE_BYTES=40 -DGP_EMULATE_CH
 
 echo "run_fuzz.sh: building in $work with $cc ($("$cc" --version | head -n 1))"
 build_ok=1
-for src in src/cli.c src/count.c src/exitcode.c src/version.c io/agree.c io/iodriver.c \
-  io/h5_chunk_plan.c io/h5_chunks.c io/h5_error.c io/h5_filters.c io/h5_guard.c io/h5_lzf.c \
-  io/h5_open.c io/h5_pool.c io/h5_posix.c io/h5_reader.c io/h5_select.c io/h5_target.c \
-  io/h5_types.c io/h5_writer.c io/suggest.c kernels/common.c; do
+for src in src/cli.c src/count.c src/exitcode.c src/gp_getopt.c src/version.c io/agree.c \
+  io/iodriver.c io/h5_chunk_plan.c io/h5_chunks.c io/h5_error.c io/h5_filters.c io/h5_guard.c \
+  io/h5_lzf.c io/h5_open.c io/h5_pool.c io/h5_posix.c io/h5_reader.c io/h5_select.c \
+  io/h5_target.c io/h5_types.c io/h5_writer.c io/suggest.c kernels/common.c; do
   obj="$work/obj/$(echo "$src" | tr '/' '_').o"
   # shellcheck disable=SC2086
   "$cc" $cflags -fsanitize=fuzzer-no-link $h5c $mpic -c "$root/$src" -o "$obj" || build_ok=0
