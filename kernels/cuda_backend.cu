@@ -113,25 +113,32 @@ static void cuda_free(void *p) { cuda_free_kind(p, false); }
 static void *cuda_host_alloc(size_t bytes) { return cuda_alloc_kind(bytes, true); }
 static void cuda_host_free(void *p) { cuda_free_kind(p, true); }
 
-/* Synchronous host -> device copy of `bytes` bytes. */
-static int cuda_upload(void *dev, const void *host, size_t bytes)
+/* Synchronous copy of `bytes` bytes of kind `kind` (NULL pointers with bytes > 0:
+ * GP_EINVAL); with `device_sync`, then a device synchronisation, for the copies that
+ * cudaMemcpy may return from before the bytes land: from pageable host memory it returns
+ * once they are staged, before the DMA, and a device-to-device copy may return before it is
+ * done, while the copy must be complete for other streams and for other processes that map
+ * the memory. */
+static int copy_sync(void *dst, const void *src, size_t bytes, cudaMemcpyKind kind,
+                     bool device_sync)
 {
     if (bytes == 0) return GP_OK;
-    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
-    CUDA_CHECK(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice));
-    /* from pageable memory cudaMemcpy returns once the bytes are staged, before the DMA
-     * lands: wait, so that the copy is complete for other streams and processes too */
-    CUDA_CHECK(cudaDeviceSynchronize());
+    if (!dst || !src) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
+    CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+    if (device_sync) CUDA_CHECK(cudaDeviceSynchronize());
     return GP_OK;
+}
+
+/* Synchronous host -> device copy of `bytes` bytes (complete when it returns). */
+static int cuda_upload(void *dev, const void *host, size_t bytes)
+{
+    return copy_sync(dev, host, bytes, cudaMemcpyHostToDevice, true);
 }
 
 /* Synchronous device -> host copy of `bytes` bytes. */
 static int cuda_download(void *host, const void *dev, size_t bytes)
 {
-    if (bytes == 0) return GP_OK;
-    if (!dev || !host) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
-    CUDA_CHECK(cudaMemcpy(host, dev, bytes, cudaMemcpyDeviceToHost));
-    return GP_OK;
+    return copy_sync(host, dev, bytes, cudaMemcpyDeviceToHost, false);
 }
 
 /* A copy stream of the backend: non-blocking (it does not order itself against the legacy
@@ -204,16 +211,10 @@ static int cuda_download_async(void *host, const void *dev, size_t bytes)
 static int cuda_download_wait(void) { return copy_wait(&g_down); }
 
 /* Device -> device copy (either side may be a cudaIpcOpenMemHandle mapping: unified
- * addressing tells the runtime where each lies), then a device synchronisation: a
- * device-to-device cudaMemcpy may return before it is done, and the copy must be complete
- * for the non-blocking streams and for other processes that map the memory. */
+ * addressing tells the runtime where each lies), complete when it returns. */
 static int cuda_copy(void *dst, const void *src, size_t bytes)
 {
-    if (bytes == 0) return GP_OK;
-    if (!dst || !src) GPC_EINVAL("NULL pointer with %zu bytes", bytes);
-    CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault));
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return GP_OK;
+    return copy_sync(dst, src, bytes, cudaMemcpyDefault, true);
 }
 
 /* A handle of ipc_get: cudaIpcMemHandle_t, then the byte offset of the pointer in the

@@ -1,7 +1,10 @@
-/* cuda_blockreduce.cuh — warp- and block-level building blocks of the CUDA backend's
- * reductions (namespace blk), for any record with a reduction operator. Used by the
- * one-launch reductions (cuda_reduce.cuh: stats, the trapezoid rule); a scan or a histogram
- * adds its own warp step (__shfl_up_sync) beside these. Not part of the public contract.
+/* cuda_blockreduce.cuh — thread-, warp- and block-level building blocks of the CUDA
+ * backend's reductions (namespace blk): the grid-stride pass of 16-byte loads that the
+ * statistics, histogram and selection kernels read their input with, and the warp, block
+ * and grid trees for any record with a reduction operator. Used by the one-launch reductions
+ * (cuda_reduce.cuh: stats, the trapezoid rule) and the counting kernels (cuda_dist.cuh); a
+ * scan or a histogram adds its own warp step (__shfl_up_sync) beside these. Not part of the
+ * public contract.
  *
  * A reduction operator Op is a type with
  *   Op::T                     the record (trivially copyable);
@@ -15,12 +18,65 @@
 #ifndef GP_CUDA_BLOCKREDUCE_CUH
 #define GP_CUDA_BLOCKREDUCE_CUH
 
+#include <stdint.h>
 #include <string.h>
 
 namespace blk {
 
 /* Every lane of the warp. */
 constexpr unsigned FULL_MASK = 0xffffffffu;
+
+/* One grid-stride pass of the calling thread over y[0, n) (every thread of a grid of
+ * THREADS-thread blocks calls it; thread tid of nth takes vectors or elements tid, tid + nth,
+ * ...). When y is 16-byte aligned: f.vec(v, c) for each 16-byte vector c it takes, U loads
+ * issued before any is used and the rest one by one, then f.elem(y[i], i) for each element
+ * i >= (n / V) * V it takes (V = 16 / sizeof(T)); else f.elem(y[i], i) for each element it
+ * takes. v: the vector's elements y[c*V, c*V + V) as T[V], or with Visit::RAW its 16 bytes as
+ * a uint4 that f.vec unpacks itself (the same work; the two forms are register-allocated
+ * differently, and each kernel keeps the one it was tuned with). A thread's vectors and
+ * elements come in increasing order, so its partial results do not depend on U. Loads go
+ * through the read-only cache (__ldg). */
+template <int THREADS, int U, typename T, class Visit>
+__device__ __forceinline__ void grid_pass(const T *__restrict__ y, long long n, Visit &f)
+{
+    constexpr int V = 16 / (int)sizeof(T);
+    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
+    const long long nth = (long long)gridDim.x * THREADS;
+    long long scalar_from = 0;
+    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
+        const long long nvec = n / V;
+        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
+        long long c = tid;
+        /* U vectors c, c+nth, ..., c+(U-1)nth per step: all loads issued first */
+        for (; c + (U - 1) * nth < nvec; c += U * nth) {
+            uint4 raw[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) raw[u] = __ldg(yv + c + u * nth);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if constexpr (Visit::RAW) {
+                    f.vec(raw[u], c + u * nth);
+                } else {
+                    T v[V];
+                    memcpy(v, &raw[u], sizeof raw[u]);
+                    f.vec(v, c + u * nth);
+                }
+            }
+        }
+        for (; U > 1 && c < nvec; c += nth) {
+            const uint4 raw = __ldg(yv + c);
+            if constexpr (Visit::RAW) {
+                f.vec(raw, c);
+            } else {
+                T v[V];
+                memcpy(v, &raw, sizeof raw);
+                f.vec(v, c);
+            }
+        }
+        scalar_from = nvec * V;
+    }
+    for (long long i = scalar_from + tid; i < n; i += nth) f.elem(__ldg(y + i), i);
+}
 
 /* The float64 sum as a reduction operator. */
 struct SumD {

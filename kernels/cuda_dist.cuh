@@ -1,6 +1,7 @@
 /* cuda_dist.cuh — what the CUDA backend's histogram and selection files share (namespace
  * dst): their device scratch buffers, the launch sizing of a grid-stride kernel with dynamic
- * shared memory, and the end of every counting kernel (a block's shared-memory counters
+ * shared memory, the pass over the elements (blk::grid_pass), a thread's runs of one counter
+ * (shared or global), and the end of every counting kernel (a block's shared-memory counters
  * added into the device counts with 64-bit integer atomics: the same totals whatever the
  * order of the blocks). cuda_hist.cu (hist, finite_range) defines the host functions;
  * cuda_select.cu (radix_hist, runs) uses them. Not part of the public contract.
@@ -70,74 +71,60 @@ __device__ __forceinline__ void flush_counts(const unsigned *sh, int copies, int
     }
 }
 
-/* Calls put(v) for each element v of y[0, n) this thread takes in a grid-stride pass:
- * 16-byte vector loads, UNROLL of them issued before any is used, when y is 16-byte
- * aligned (then the scalar tail), else scalar loads; a thread's elements in their order.
- * Every thread of a grid of THREADS-thread blocks calls it. */
+/* The visitor of blk::grid_pass behind for_each_elem: put(v) for each element v. */
+template <typename T, class F> struct PutEach {
+    static constexpr bool RAW = false;
+    F &put;
+    template <int V> __device__ __forceinline__ void vec(const T (&v)[V], long long)
+    {
+#pragma unroll
+        for (int k = 0; k < V; k++) put(v[k]);
+    }
+    __device__ __forceinline__ void elem(T v, long long) { put(v); }
+};
+
+/* Calls put(v) for each element v of y[0, n) this thread takes in a grid-stride pass
+ * (blk::grid_pass, UNROLL 16-byte loads in flight when y is 16-byte aligned); a thread's
+ * elements in their order. Every thread of a grid of THREADS-thread blocks calls it. */
 template <typename T, class F>
 __device__ __forceinline__ void for_each_elem(const T *__restrict__ y, long long n, F &put)
 {
-    constexpr int V = 16 / (int)sizeof(T);
-    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
-    const long long nth = (long long)gridDim.x * THREADS;
-    long long scalar_from = 0;
-    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
-        const long long nvec = n / V;
-        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
-        long long c = tid;
-        for (; c + (UNROLL - 1) * nth < nvec; c += UNROLL * nth) {
-            uint4 raw[UNROLL];
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) raw[u] = __ldg(yv + c + u * nth);
-#pragma unroll
-            for (int u = 0; u < UNROLL; u++) {
-                T v[V];
-                memcpy(v, &raw[u], sizeof raw[u]);
-#pragma unroll
-                for (int k = 0; k < V; k++) put(v[k]);
-            }
-        }
-        for (; c < nvec; c += nth) {
-            const uint4 raw = __ldg(yv + c);
-            T v[V];
-            memcpy(v, &raw, sizeof raw);
-#pragma unroll
-            for (int k = 0; k < V; k++) put(v[k]);
-        }
-        scalar_from = nvec * V;
-    }
-    for (long long i = scalar_from + tid; i < n; i += nth) put(__ldg(y + i));
+    PutEach<T, F> f{put};
+    blk::grid_pass<THREADS, UNROLL>(y, n, f);
 }
 
-/* A thread's run of equal counter indices: consecutive items of one counter cost one shared
- * atomic (sorted or constant data would otherwise make every lane of a warp wait on one
- * address). */
-struct Run {
-    int slot;   /* the counter of the run; -1: none */
-    unsigned n; /* its items so far */
+/* A thread's run of equal counter indices: consecutive items of one counter cost one atomic
+ * (sorted or constant data would otherwise make every lane of a warp wait on one address).
+ * C: the counter's type, unsigned for a block's shared counters (Run), unsigned long long
+ * for the device counts themselves (GRun: cuda_hist.cu's kernel without shared memory). */
+template <typename C> struct RunOf {
+    int slot; /* the counter of the run; -1: none */
+    C n;      /* its items so far */
     __device__ __forceinline__ void init()
     {
         slot = -1;
-        n = 0u;
+        n = 0;
     }
-    /* One item of counter s (s >= 0) into the run, flushing the previous run to sh. */
-    __device__ __forceinline__ void add(unsigned *sh, int s)
+    /* One item of counter s (s >= 0) into the run, flushing the previous run to `to`. */
+    __device__ __forceinline__ void add(C *to, int s)
     {
         if (s == slot) {
             n++;
             return;
         }
-        if (slot >= 0) atomicAdd(sh + slot, n);
+        if (slot >= 0) atomicAdd(to + slot, n);
         slot = s;
-        n = 1u;
+        n = 1;
     }
-    __device__ __forceinline__ void flush(unsigned *sh)
+    __device__ __forceinline__ void flush(C *to)
     {
-        if (slot >= 0) atomicAdd(sh + slot, n);
+        if (slot >= 0) atomicAdd(to + slot, n);
         slot = -1;
-        n = 0u;
+        n = 0;
     }
 };
+typedef RunOf<unsigned> Run;
+typedef RunOf<unsigned long long> GRun;
 
 } // namespace dst
 

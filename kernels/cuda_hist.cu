@@ -223,26 +223,6 @@ __device__ __forceinline__ int bin_of(T v, const HistArgs &a, const E *e)
     }
 }
 
-/* A thread's run of one bin counted into global memory (the kernel without shared memory). */
-struct GRun {
-    int slot;
-    unsigned long long n;
-    __device__ __forceinline__ void add(unsigned long long *g, int s)
-    {
-        if (s == slot) {
-            n++;
-            return;
-        }
-        if (slot >= 0) atomicAdd(g + slot, n);
-        slot = s;
-        n = 1ull;
-    }
-    __device__ __forceinline__ void flush(unsigned long long *g)
-    {
-        if (slot >= 0) atomicAdd(g + slot, n);
-    }
-};
-
 /* hist of y[0, n) into the device counts g[0, nbins + 2) (added to). SMEM: the edges and
  * `copies` copies of the block's counters in dynamic shared memory (cuda_dist.cuh); else
  * edges read through the cache and counts added in global memory. */
@@ -268,7 +248,8 @@ k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict_
     }
     Run run;
     run.init();
-    GRun grun = {-1, 0ull};
+    GRun grun;
+    grun.init();
     auto put = [&](T v) {
         const int b = bin_of<MODE>(v, a, e);
         if (b < 0) return;

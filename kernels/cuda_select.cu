@@ -142,37 +142,37 @@ struct SumU {
     }
 };
 
+/* The visitor of k_runs's blk::grid_pass over y[0, n): into c, the elements that start a run
+ * after the element before them (element 0 when it is not NaN). */
+template <typename T> struct RunsPass {
+    static constexpr bool RAW = false;
+    const T *__restrict__ y;
+    unsigned long long c;
+    /* The vector v: e = y[v*V, v*V + V). */
+    template <int V> __device__ __forceinline__ void vec(const T (&e)[V], long long v)
+    {
+        if (v == 0) c += gpc_is_nan(e[0]) ? 0u : 1u;
+        else c += starts(__ldg(y + v * V - 1), e[0]);
+#pragma unroll
+        for (int k = 1; k < V; k++) c += starts(e[k - 1], e[k]);
+    }
+    /* The element i: v = y[i]. */
+    __device__ __forceinline__ void elem(T v, long long i)
+    {
+        if (i == 0) c += gpc_is_nan(v) ? 0u : 1u;
+        else c += starts(__ldg(y + i - 1), v);
+    }
+};
+
 /* The runs of y[0, n) added into *out: element i counts when it starts a run after element
  * i - 1 (element 0 when it is not NaN). */
 template <typename T>
 __global__ void __launch_bounds__(THREADS) k_runs(const T *__restrict__ y, long long n,
                                                   unsigned long long *out)
 {
-    constexpr int V = 16 / (int)sizeof(T);
-    unsigned long long c = 0;
-    const long long tid = (long long)blockIdx.x * THREADS + threadIdx.x;
-    const long long nth = (long long)gridDim.x * THREADS;
-    long long scalar_from = 0;
-    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
-        const long long nvec = n / V;
-        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
-        for (long long v = tid; v < nvec; v += nth) {
-            const uint4 raw = __ldg(yv + v);
-            T e[V];
-            memcpy(e, &raw, sizeof raw);
-            if (v == 0) c += gpc_is_nan(e[0]) ? 0u : 1u;
-            else c += starts(__ldg(y + v * V - 1), e[0]);
-#pragma unroll
-            for (int k = 1; k < V; k++) c += starts(e[k - 1], e[k]);
-        }
-        scalar_from = nvec * V;
-    }
-    for (long long i = scalar_from + tid; i < n; i += nth) {
-        const T v = __ldg(y + i);
-        if (i == 0) c += gpc_is_nan(v) ? 0u : 1u;
-        else c += starts(__ldg(y + i - 1), v);
-    }
-    const unsigned long long r = blk::block_reduce<SumU, THREADS>(c);
+    RunsPass<T> f{y, 0ull};
+    blk::grid_pass<THREADS, 1>(y, n, f);
+    const unsigned long long r = blk::block_reduce<SumU, THREADS>(f.c);
     if (threadIdx.x == 0 && r) atomicAdd(out, r);
 }
 

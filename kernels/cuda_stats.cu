@@ -251,27 +251,40 @@ __device__ __forceinline__ void acc_add(AccOf<T> &a, const T (&v)[V])
     }
 }
 
-/* One 16-byte vector (elements [c*V, c*V + V) of y[0, n)): statistics, and with ORDER the
- * descents key(y[i]) > key(y[i+1]) for i in the vector and i < n-1 (each pair counted by
- * the thread that owns y[i]). */
-template <typename T, bool ORDER, bool HASH>
-__device__ __forceinline__ void acc_vector(AccOf<T> &a, const uint4 &raw,
-                                           const T *__restrict__ y, long long c, long long n)
-{
-    constexpr int V = 16 / (int)sizeof(T);
-    T v[V];
-    memcpy(v, &raw, sizeof raw);
-    acc_add<HASH, T, V>(a, v);
-    if (ORDER) {
-        unsigned long long k[V];
+/* The visitor of k_stats's blk::grid_pass over y[0, n): statistics into a, and with ORDER the
+ * descents key(y[i]) > key(y[i+1]) for i < n-1 (each pair counted by the thread that owns
+ * y[i]). */
+template <typename T, bool ORDER, bool HASH> struct StatsPass {
+    static constexpr bool RAW = true;
+    AccOf<T> a;
+    const T *__restrict__ y;
+    long long n;
+    /* The vector c: raw = the bytes of y[c*V, c*V + V). */
+    __device__ __forceinline__ void vec(const uint4 &raw, long long c)
+    {
+        constexpr int V = 16 / (int)sizeof(T);
+        T v[V];
+        memcpy(v, &raw, sizeof raw);
+        acc_add<HASH, T, V>(a, v);
+        if (ORDER) {
+            unsigned long long k[V];
 #pragma unroll
-        for (int j = 0; j < V; j++) k[j] = gpc_key_of(v[j]);
+            for (int j = 0; j < V; j++) k[j] = gpc_key_of(v[j]);
 #pragma unroll
-        for (int j = 0; j + 1 < V; j++) a.desc += (k[j] > k[j + 1]) ? 1u : 0u;
-        const long long nx = (c + 1) * V; /* first element of the next vector */
-        if (nx < n) a.desc += (k[V - 1] > gpc_key_of(__ldg(y + nx))) ? 1u : 0u;
+            for (int j = 0; j + 1 < V; j++) a.desc += (k[j] > k[j + 1]) ? 1u : 0u;
+            const long long nx = (c + 1) * V; /* first element of the next vector */
+            if (nx < n) a.desc += (k[V - 1] > gpc_key_of(__ldg(y + nx))) ? 1u : 0u;
+        }
     }
-}
+    /* The element i: e = y[i]. */
+    __device__ __forceinline__ void elem(T e, long long i)
+    {
+        const T v[1] = {e};
+        acc_add<HASH, T, 1>(a, v);
+        if (ORDER && i + 1 < n)
+            a.desc += (gpc_key_of(v[0]) > gpc_key_of(__ldg(y + i + 1))) ? 1u : 0u;
+    }
+};
 
 /* Where the last block of k_stats puts the result: the float or the integer record. */
 __device__ __forceinline__ StatPart *result_slot(ResultBlock *r, StatPart *) { return &r->stats; }
@@ -288,36 +301,13 @@ k_stats(const T *__restrict__ y, long long n, Sink sk)
 {
     typedef typename SumOf<T>::op Op;
     typedef typename Op::T P;
-    constexpr int V = 16 / (int)sizeof(T); /* elements per 16-byte vector */
-    AccOf<T> a;
-    acc_init(a);
-    const long long tid = (long long)blockIdx.x * RED_THREADS + threadIdx.x;
-    const long long nth = (long long)gridDim.x * RED_THREADS;
-    long long scalar_from = 0;
+    StatsPass<T, ORDER, HASH> f; /* owns the accumulator: the same SASS as the loop inline */
+    acc_init(f.a);
+    f.y = y;
+    f.n = n;
+    blk::grid_pass<RED_THREADS, U>(y, n, f);
 
-    if ((reinterpret_cast<uintptr_t>(y) & 15u) == 0) {
-        const long long nvec = n / V;
-        const uint4 *yv = reinterpret_cast<const uint4 *>(y);
-        long long c = tid;
-        /* U vectors c, c+nth, ..., c+(U-1)nth per step: all loads issued first */
-        for (; c + (U - 1) * nth < nvec; c += U * nth) {
-            uint4 raw[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) raw[u] = __ldg(yv + c + u * nth);
-#pragma unroll
-            for (int u = 0; u < U; u++) acc_vector<T, ORDER, HASH>(a, raw[u], y, c + u * nth, n);
-        }
-        for (; c < nvec; c += nth) acc_vector<T, ORDER, HASH>(a, __ldg(yv + c), y, c, n);
-        scalar_from = nvec * V;
-    }
-    for (long long i = scalar_from + tid; i < n; i += nth) {
-        const T v[1] = {__ldg(y + i)};
-        acc_add<HASH, T, 1>(a, v);
-        if (ORDER && i + 1 < n)
-            a.desc += (gpc_key_of(v[0]) > gpc_key_of(__ldg(y + i + 1))) ? 1u : 0u;
-    }
-
-    const P p = blk::block_reduce<Op, RED_THREADS>(acc_part(a));
+    const P p = blk::block_reduce<Op, RED_THREADS>(acc_part(f.a));
     finish_last_block<Op>(p, (P *)sk.parts, sk.ticket, result_slot(sk.result, (P *)NULL), y, n,
                           (int)sizeof(T), sk.result->ends);
 }
