@@ -234,9 +234,7 @@ gp_transport gp_job_transport(gp_transport_choice t, int host_memory)
 int gp_job_create_exchange(gp_job *j, const gp_backend *be)
 {
     const int step_fault = gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_XSTEP));
-    /* out of core, auto tries the node's shared window for the host buffers too (the
-     * in-memory CPU job's sort borrows its huge-page buffers, which mpi keeps) */
-    gp_exchange_config cfg = {gp_job_transport(j->o->transport, device_is_host(be) && !j->ooc),
+    gp_exchange_config cfg = {gp_job_transport(j->o->transport, device_is_host(be)),
                               (int)j->sz, j->pairs, j->m,
                               gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_XSETUP)),
                               step_fault ? (j->fault.kill ? 2 : 1) : 0};

@@ -215,11 +215,11 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
  * process's own memory in 2 MiB pages, which the local sort can borrow and the write reuse
  * (gp_job_lends_spare, ph_sort.c): on the 2-core test machine the 1 GiB job at 2 ranks took
  * 6.5-7.1 s with mpi, 8.9-9.2 s with shared (bench/RESULTS.md, 2026-12-02). On the CUDA
- * backend auto stays auto (shared on the node through CUDA IPC, mpi across nodes), and so
- * does the out-of-core sort's host exchange (the caller passes host_memory = 0): there MPI
- * would copy every crossing element twice (sender to fifo to receiver, where the window's
- * merge reads the partner's run in place), and the buffers are touched on the rank's threads
- * before the read (gp_host_touch). Pure. */
+ * backend auto stays auto (shared on the node through CUDA IPC, mpi across nodes). The
+ * out-of-core sort's host exchange is on the CPU backend, so mpi too: on the H200 host (2^32
+ * float32, np 4) the window's merge in place took the exchange from 4.08 s to 1.96 s, but
+ * touching its 32 GiB of 4 KiB tmpfs pages took 7.7 s and releasing them 4.2 s
+ * (bench/RESULTS.md, h200-d1e89d1). Pure. */
 gp_transport gp_job_transport(gp_transport_choice t, int host_memory);
 
 /* Runs the function-mode trapezoid rule: n trapezoids over [a, b], the n+1 points split

@@ -245,11 +245,11 @@ def test_options(args, path, data):
         sh = shares(args, path, P)
         for ti, (dset, dt) in enumerate(TYPES):
             opts = OPTS[(ti + P) % len(OPTS)]
-            # out of core, auto takes the node's shared window (host memory); every other
-            # type goes through mpi instead
-            xport = "mpi" if ti % 2 else "auto"
-            if P > 1 and xport == "mpi":
-                opts = opts + ["--transport", "mpi"]
+            # out of core, auto is mpi (the host buffers); every other type puts them in the
+            # node's shared window instead
+            xport = "shared" if ti % 2 else "auto"
+            if P > 1 and xport == "shared":
+                opts = opts + ["--transport", "shared"]
             a = data[dset]
             pairs = any(o in opts for o in ("--stable", "--argsort", "--payload"))
             esize = a.dtype.itemsize
@@ -264,8 +264,7 @@ def test_options(args, path, data):
             check_outputs(tag, oo, reference(a, opts, data["pay"]), dset, opts, a)
             check_stats(args, tag, jm, jo)
             steps = {st["transport"] for st in jo["exchange_step_times"]}
-            no_window = "shared-memory transport is not available" in eo  # /dev/shm too small
-            check(P == 1 or steps == {"shared" if xport == "auto" and not no_window else "mpi"},
+            check(P == 1 or steps == {"shared" if xport == "shared" else "mpi"},
                   f"{tag}: out-of-core exchange transports {steps} under --transport {xport}")
             got = plans(eo)
             want = {rk: expect_plan(shard(N, P, rk), esize + (8 if pairs else 0), usable(limit, sh[rk]))
