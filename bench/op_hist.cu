@@ -127,10 +127,16 @@ template <class T> void row_cub(const HistCase<T> &c)
             total += hc[i];
             if (c.have_ours) off += std::llabs((long long)hc[i] - (long long)c.ours[i]);
         }
-        EXPECT(r, total == c.n, "counts sum to %lld, not n", total);
-        EXPECT(r, off <= c.n / 1000 + 16, "%lld counts in other bins than ours", off);
-        r.note = format("its own rule: %lld of %lld counts in another bin than numpy's", off / 2,
-                        c.n);
+        /* CUB's float bin index, (x - lo) * scale in T, can round the largest samples to
+         * bin BINS, which it drops (seen at 2^30 float32 on the H200: one sample): its rule,
+         * counted in the note, not a failed row; integers and every other count must add up */
+        const long long lost = (long long)c.n - total;
+        const long long may_lose = std::is_floating_point<T>::value ? 16 : 0;
+        EXPECT(r, lost >= 0 && lost <= may_lose, "counts sum to %lld, not n", total);
+        EXPECT(r, off <= c.n / 1000 + 16 + lost, "%lld counts in other bins than ours", off);
+        r.note = format("its own rule: %lld of %lld counts in another bin than numpy's%s",
+                        (off - lost) / 2, c.n,
+                        lost ? format(", %lld past its top bin", lost).c_str() : "");
     });
 }
 
