@@ -1,12 +1,12 @@
 /* job.c — the gpuprim_mpi job as a list of named phases.
  *
  * The file job (gp_run_file) is the table `file_phases` below, run in order on every rank
- * (the phases' record: job_internal.h; their names: phases.h):
+ * (the phases' entries: ph.h; their record: jobstate.h; their names: phases.h):
  *
  *   open        the input dataset (and the --x and --payload ones, checked now); the
  *               space --out will take, checked against its file system (setup.c)
  *   plan        memory: the sort in device memory or out of core (ooc_plan.c), or the
- *               chunks of a statistics-only job (plan.c)
+ *               chunks of a statistics-only job (ph_plan.c; the figures: plan.c)
  *   alloc       the buffers and the rank exchange (device memory; on the CUDA backend the
  *               pinned host pieces the file's data go through, pipeline.c)
  *   read        this rank's shard, read and uploaded (overlapped, pipeline.c), with the --io
@@ -44,15 +44,16 @@
  * function in a file of its own, a word in phases.h and a row of the table with its
  * wanted() predicate. This file also runs the function job (gp_run_function). */
 #define _POSIX_C_SOURCE 200809L
-#include "job_internal.h"
+#include "job.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "ooc.h"
 #include "fnslice.h"
-#include "plan.h"
+#include "ooc.h"
+#include "ph.h"
+#include "pipeline.h"
 #include "progress.h"
 #include "startup.h"
 
@@ -109,17 +110,6 @@ static void append_option(char *msg, size_t msglen, const char *option)
 {
     const size_t l = strnlen(msg, msglen);
     if (l + 1 < msglen) snprintf(msg + l, msglen - l, " (%s)", option);
-}
-
-/* (job_internal.h) */
-int gp_job_name_clash(const char *a, const char *b)
-{
-    if (!a[0] || !b[0]) return 0;
-    const size_t la = strlen(a), lb = strlen(b);
-    if (la == lb) return strcmp(a, b) == 0;
-    const char *s = la < lb ? a : b, *l = la < lb ? b : a;
-    const size_t ls = la < lb ? la : lb;
-    return strncmp(s, l, ls) == 0 && l[ls] == '/';
 }
 
 /* --x is opened once here, so that a missing or unusable one is found before the work and
@@ -218,39 +208,6 @@ static int ph_open(gp_job *j)
 }
 
 /* ---- alloc ----------------------------------------------------------------------------- */
-
-gp_transport gp_job_transport(gp_transport_choice t, int host_memory)
-{
-    if (t == GP_TRANSPORT_OPT_SHARED) return GP_TRANSPORT_SHARED;
-    if (t == GP_TRANSPORT_OPT_MPI || host_memory) return GP_TRANSPORT_MPI;
-    return GP_TRANSPORT_AUTO;
-}
-
-/* The rank exchange of a sort on P > 1 ranks (exchange.h) on backend be's memory: its
- * buffers (shard and receive buffer of m keys, and of m positions with pairs) and its
- * transport (--transport, as gp_job_transport decides; GPUPRIM_FAULT's xsetup and xstep
- * hooks). A shared transport that falls back to MPI under auto gives one notice from rank
- * 0. */
-int gp_job_create_exchange(gp_job *j, const gp_backend *be)
-{
-    const int step_fault = gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_XSTEP));
-    gp_exchange_config cfg = {gp_job_transport(j->o->transport, device_is_host(be)),
-                              (int)j->sz, j->pairs, j->m,
-                              gp_fault_hits(&j->fault, j->rank, gp_phase_fault(GP_PH_XSETUP)),
-                              step_fault ? (j->fault.kill ? 2 : 1) : 0};
-    char why[1024];
-    const int rc = gp_exchange_create(j->comm, be, &cfg, &j->xchg, why, sizeof why);
-    if (rc == GP_OK) {
-        if (why[0] && j->rank == 0) {
-            fprintf(stderr, "gpuprim_mpi: notice: %s\n", why);
-            fflush(stderr);
-        }
-        return 0;
-    }
-    const int named = j->o->transport == GP_TRANSPORT_OPT_SHARED && rc != GP_ENOMEM;
-    snprintf(j->msg, j->msglen, "%s%s", named ? "--transport shared: " : "", why);
-    return GP_EXIT_DEVICE;
-}
 
 /* The buffers of a sort in device memory (or a statistics pass): the shard lives in m slots
  * so that the exchange can grow it to m keys; with P > 1 the exchange owns it and its

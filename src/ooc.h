@@ -84,12 +84,8 @@ int gp_ooc_plan(struct gp_job *j, uint64_t need, uint64_t usable, size_t mfree, 
 
 /* ---- ph_ooc.c: buffers and phases ------------------------------------------------------ */
 
-/* The host buffers: the current one (the shard) and the spare, keys and values (NULL without
- * values). */
-void *gp_ooc_keys(const struct gp_job *j);
-uint64_t *gp_ooc_vals(const struct gp_job *j);
-void *gp_ooc_spare_keys(const struct gp_job *j);
-uint64_t *gp_ooc_spare_vals(const struct gp_job *j);
+/* The host buffers as the phases see them, the current one and the spare (gp_ooc_keys,
+ * gp_ooc_spare_keys, ...): jobstate.h. */
 
 /* The buffers (alloc phase): host buffers (through the host exchange when P > 1), the
  * device slots, the ring. Collective. Returns 0 or an agreed GP_EXIT_* code. */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "host.h"
-#include "job_internal.h"
+#include "jobstate.h"
 #include "plan.h"
 #include "tuning.h"
 

@@ -27,7 +27,7 @@
 #include <stdio.h>
 
 #include "host.h"
-#include "job_internal.h"
+#include "jobstate.h"
 
 typedef struct stager {
     gp_job *j;

@@ -1,4 +1,4 @@
-/* ph_hist.c — the file job's histogram phase (job_internal.h): --histogram N [--range A B],
+/* ph_hist.c — the file job's histogram phase (ph.h): --histogram N [--range A B],
  * numpy's histogram of the finite values (gpuprim/dist.h) over every rank's shard in input
  * order, piece by piece (gp_job_foreach_piece: resident or chunked alike), the counts summed
  * over the ranks (exact int64), into the result's distribution part and, with --out, the
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gpuprim/dist.h"
-#include "job_internal.h"
+#include "ph.h"
 #include "pieces.h"
 
 /* One histogram pass: the plan, and this rank's counts (nbins + 2: below, above last). */

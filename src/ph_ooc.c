@@ -11,29 +11,13 @@
 
 #include "cpu_merge_mt.h"
 #include "host.h"
-#include "job_internal.h"
+#include "ph.h"
+#include "pipeline.h"
 #include "progress.h"
 #include "startup.h"
 #include "tuning.h"
 
 /* ---- the host buffers ------------------------------------------------------------------ */
-
-void *gp_ooc_keys(const gp_job *j)
-{
-    return j->xchg ? gp_exchange_keys(j->xchg) : j->ooc->hk[j->ooc->cur];
-}
-uint64_t *gp_ooc_vals(const gp_job *j)
-{
-    return j->xchg ? gp_exchange_values(j->xchg) : j->ooc->hv[j->ooc->cur];
-}
-void *gp_ooc_spare_keys(const gp_job *j)
-{
-    return j->xchg ? gp_exchange_spare_keys(j->xchg) : j->ooc->hk[j->ooc->cur ^ 1];
-}
-uint64_t *gp_ooc_spare_vals(const gp_job *j)
-{
-    return j->xchg ? gp_exchange_spare_values(j->xchg) : j->ooc->hv[j->ooc->cur ^ 1];
-}
 
 /* The spare becomes the current buffer. */
 static void use_spare(gp_job *j)

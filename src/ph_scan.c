@@ -1,4 +1,4 @@
-/* ph_scan.c — the file job's scan phase (job_internal.h): --cumsum writes DATASET_cumsum, the
+/* ph_scan.c — the file job's scan phase (ph.h): --cumsum writes DATASET_cumsum, the
  * inclusive prefix sum of the input in its order, --cumulative-integral DATASET_cumint, the
  * cumulative trapezoid rule (scipy's cumulative_trapezoid with initial=0), both to --out.
  *
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job_internal.h"
+#include "ph.h"
 #include "pieces.h"
 #include "scan_dd.h"
 

@@ -1,4 +1,4 @@
-/* ph_select.c — the file job's quantile and distinct phases (job_internal.h): --quantiles /
+/* ph_select.c — the file job's quantile and distinct phases (ph.h): --quantiles /
  * --median as numpy's nanquantile (linear; gpuprim/dist.h), from the sorted data (the owner
  * of each wanted position sends its value) or, with --no-sort, by a distributed radix select
  * over the input's pieces; --distinct from the runs of the sorted data, combined across the
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "gpuprim/dist.h"
-#include "job_internal.h"
+#include "ph.h"
 #include "pieces.h"
 #include "sorted.h"
 

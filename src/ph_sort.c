@@ -1,9 +1,9 @@
-/* ph_sort.c — the file job's sort phases (job_internal.h): order keys and the local sort,
+/* ph_sort.c — the file job's sort phases (ph.h): order keys and the local sort,
  * the rank-level merge exchange, and the check of the sorted result. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 
-#include "job_internal.h"
+#include "ph.h"
 
 /* ---- sort ------------------------------------------------------------------------------ */
 

@@ -1,12 +1,13 @@
-/* ph_stats.c — the file job's statistics phases (job_internal.h): the statistics of the
+/* ph_stats.c — the file job's statistics phases (ph.h): the statistics of the
  * shard, whole or chunk by chunk; the --x trapezoid rule; the ranks' records combined in
  * rank order, with --reproducible's exact sums, into the result's statistics part. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 
-#include "job_internal.h"
+#include "ph.h"
 #include "pieces.h"
+#include "pipeline.h"
 #include "progress.h"
 
 /* ---- statistics ------------------------------------------------------------------------ */
@@ -21,8 +22,8 @@ int gp_ph_stats(gp_job *j)
     return err;
 }
 
-/* In-order combination of chunk records as a binary counter (gp_stats_stack,
- * job_internal.h): whenever the two newest records each cover 2^k chunks they become one
+/* In-order combination of chunk records as a binary counter (gp_stats_stack, ph.h):
+ * whenever the two newest records each cover 2^k chunks they become one
  * (older, newer); the total folds the rest from the newest to the oldest. The order of the
  * pieces is kept throughout (gp_stats_combine is not commutative), and float64 sums get a
  * pairwise (log2 chunks) error growth. */

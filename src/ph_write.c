@@ -1,14 +1,27 @@
-/* ph_write.c — the file job's write phase (job_internal.h): --out written under a temporary
+/* ph_write.c — the file job's write phase (ph.h): --out written under a temporary
  * name: the sorted data, the argsort and the payload (when sorting; the values streamed from
  * the device, gp_write_from of pipeline.c), then every dataset the phases registered
  * (gp_job_add_output: a prefix scan, a histogram, ...), each with its own length and parts. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "job_internal.h"
 #include "ooc.h"
+#include "ph.h"
+#include "pipeline.h"
 #include "progress.h"
+
+/* (ph.h) */
+int gp_job_name_clash(const char *a, const char *b)
+{
+    if (!a[0] || !b[0]) return 0;
+    const size_t la = strlen(a), lb = strlen(b);
+    if (la == lb) return strcmp(a, b) == 0;
+    const char *s = la < lb ? a : b, *l = la < lb ? b : a;
+    const size_t ls = la < lb ? la : lb;
+    return strncmp(s, l, ls) == 0 && l[ls] == '/';
+}
 
 int gp_job_add_output(gp_job *j, const gp_output *out)
 {

@@ -4,8 +4,9 @@
 
 #include <stdio.h>
 
-#include "job_internal.h"
+#include "jobstate.h"
 #include "ooc.h"
+#include "pipeline.h"
 #include "progress.h"
 
 /* Device buffers of `cap` elements (and `cap` float64 coordinates with xdata), agreed. */

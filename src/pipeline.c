@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job_internal.h"
+#include "jobstate.h"
 #include "progress.h"
 #include "tuning.h"
 

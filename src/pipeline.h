@@ -1,7 +1,8 @@
 /* pipeline.h — the file job's two piece pipelines between the file and the backend's memory
- * (private to the job's files, job_internal.h): the read, each piece's upload overlapped with
- * the next read, and the write, each piece's download overlapped with the write of the one
- * before; the two host pieces they go through, and the rule of their size. */
+ * (private to the job's files; the pieces' record, gp_xfer, is jobstate.h's): the read, each
+ * piece's upload overlapped with the next read, and the write, each piece's download
+ * overlapped with the write of the one before; the two host pieces they go through, and the
+ * rule of their size. */
 #ifndef GP_PIPELINE_H
 #define GP_PIPELINE_H
 
@@ -9,16 +10,7 @@
 #include <stdint.h>
 
 #include "gpuprim/h5io.h"
-
-typedef struct gp_job gp_job; /* job_internal.h */
-
-/* How the job moves its data between the file and the backend's memory. */
-typedef struct gp_xfer {
-    int unified;   /* the data go straight to and from the backend's memory (host memory) */
-    int64_t bytes; /* bytes per piece (0 with unified: the whole shard in one call) */
-    void *buf[2];  /* otherwise the two host pieces (pinned on CUDA), reused by every read
-                      and write */
-} gp_xfer;
+#include "jobstate.h"
 
 /* Bytes per piece of the file job's reads (each piece's upload overlapped with the next
  * read) and, through host pieces, of its writes (each piece's download overlapped with the

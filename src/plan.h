@@ -1,7 +1,7 @@
-/* plan.h — the file job's memory plan (plan.c): what a rank's shard needs of the device
+/* plan.h — the file job's memory figures (plan.c): what a rank's shard needs of the device
  * memory, the share a rank may use, and the GiB of the plan's lines. The plan phase that
  * plans a sort (in device memory or out of core, ooc_plan.c) or cuts a statistics-only job
- * into chunks that fit, gp_ph_plan, is declared with the other phases (job_internal.h). */
+ * into chunks that fit, gp_ph_plan (ph_plan.c), is declared with the other phases (ph.h). */
 #ifndef GP_PLAN_H
 #define GP_PLAN_H
 

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "job_internal.h"
+#include "jobstate.h"
 #include "ooc.h"
 
 /* Element k of the shard in backend memory, downloaded. */
