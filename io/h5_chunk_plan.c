@@ -1,11 +1,11 @@
 /* h5_chunk_plan.c — the direct chunk path before it reads (gpuprim/h5io.h, "Direct chunk
  * reads"; the stream itself is h5_chunks.c): the process's choice (gp_h5_set_chunk_reads)
  * and the threads' share of the cores, the plan of a reader (the chunked layout, the filter
- * pipeline of h5_filters.c, the file opened for pread), and the chunk index: where a chunk's
- * bytes are, per chunk by H5Dget_chunk_info_by_coord or for many at once by H5Dchunk_iter
- * where the HDF5 has it (1.10.10+, 1.12.3+, 1.14: not Debian 12's 1.10.8). */
+ * pipeline of h5_filters.c, the file opened for pread) and its release, and the chunk index:
+ * where a chunk's bytes are, per chunk by H5Dget_chunk_info_by_coord or for many at once by
+ * H5Dchunk_iter where the HDF5 has it (1.10.10+, 1.12.3+, 1.14: not Debian 12's 1.10.8). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
-#include "h5_chunks.h"
+#include "h5_chunk_plan.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -261,7 +261,7 @@ void gp_h5io_plan_chunks(gp_h5_reader *r)
     int ok = dcpl >= 0 && plan_layout(ck, dcpl) == 0 && plan_file(ck) == 0;
     if (dcpl >= 0 && H5Pclose(dcpl) < 0) ok = 0;
     if (!ok) {
-        gp_h5io_chunks_close(ck);
+        gp_ck_plan_free(ck);
         return;
     }
     ck->chunks = 1;
@@ -277,4 +277,13 @@ void gp_h5io_plan_chunks(gp_h5_reader *r)
         ck->ahead--;
     r->ck = ck;
     r->how = RD_CHUNKS;
+}
+
+void gp_ck_plan_free(gp_ck_reader *ck)
+{
+    if (!ck) return;
+    free_table(ck);
+    if (ck->fd >= 0) close(ck->fd);
+    if (ck->ftype >= 0 && H5Tclose(ck->ftype) < 0) { /* nothing more to do */ }
+    free(ck);
 }

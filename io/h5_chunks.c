@@ -20,7 +20,7 @@
  * hold a slab of chunks (one chunk row): datasets whose slab would take more than
  * GP_CK_SLAB_BYTES go through H5Dread instead. */
 #define _POSIX_C_SOURCE 200809L
-#include "h5_chunks.h"
+#include "h5_chunk_plan.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -445,10 +445,5 @@ void gp_h5io_chunks_close(gp_ck_reader *ck)
     }
     free(ck->spare);
     free(ck->win);
-    free(ck->tab_addr);
-    free(ck->tab_size);
-    free(ck->tab_mask);
-    if (ck->fd >= 0) close(ck->fd);
-    if (ck->ftype >= 0 && H5Tclose(ck->ftype) < 0) { /* nothing more to do */ }
-    free(ck);
+    gp_ck_plan_free(ck);
 }

@@ -11,7 +11,7 @@
  *   cpu_trap.c        the trapezoid rules;     cpu_exact_sum.c  the exact sums;
  *   cpu_scan.c        the prefix scans;
  *   cpu_keys.c        the order-key maps;      cpu_sort.c       the radix sort;
- *   cpu_merge.c       merge-split and merge path;
+ *   cpu_merge.c       merge path, one merge;   cpu_merge_mt.c   merge-split, merges on threads;
  *   cpu_hist.c        numpy's histogram rule;  cpu_select.c     radix select, runs;
  *   cpu_mem.c         memory, copies and mem_info;
  *   cpu_common.c      the failure record and what every room shares (calls none of them).

@@ -1,13 +1,13 @@
-/* cpu_merge.c — the CPU backend's one merge-split (gp_cpu_merge_split, gpuprim/kernels.h)
- * for keys alone and for (key, value) pairs, with the keys and pairs twins as wrappers, and
- * the merge-path split (gp_cpu_merge_path) it cuts its work with. The merge's loops are in
- * cpu_merge.h, the search in merge_path.h; the cut of a merge over threads and the merge of
- * many runs in cpu_merge_mt.c. Internal to kernels/.
+/* cpu_merge.c — the one-thread merge under the CPU backend's merge-split and merges: the
+ * merge-path split (gp_cpu_merge_path, the CPU twin of gp_backend.merge_path) and the
+ * branch-free merge of a range of the merged sequence from four merge-path splits
+ * (gp_cpu_merge_range, cpu_merge.h). The merge's loops are in cpu_merge.h, the search in
+ * merge_path.h; the merge-split itself (for keys alone and for (key, value) pairs, with
+ * the keys and pairs twins), the cut of a merge over threads and the merge of many runs
+ * in cpu_merge_mt.c. Internal to kernels/.
  */
 #include "cpu_common.h"
 #include "cpu_merge.h"
-#include "cpu_merge_mt.h"
-#include "cpu_sort.h"
 #include "cpu_twins.h"
 #include "merge_path.h"
 
@@ -102,7 +102,7 @@ CPU_INLINE void merge_g(const unsigned char *lk, const uint64_t *lov, int64_t nl
 }
 
 /* merge_g with its constants: by key (keys alone or pairs) or by (key, value)
- * (gp_cpu_merge_range, cpu_merge_mt.h). */
+ * (gp_cpu_merge_range, cpu_merge.h). */
 void gp_cpu_merge_range(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
                         int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
                         int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov)
@@ -118,109 +118,4 @@ void gp_cpu_merge_range(int w, int hv, int stable, const unsigned char *lk, cons
         else MERGE_AS(8, 1, 1);
     }
 #undef MERGE_AS
-}
-
-/* The overlap test of a merge-split: the written parts of the outputs against every input
- * and against each other. */
-static int merge_overlaps(size_t w, const void *lk, const uint64_t *lv, int64_t nlo,
-                          const void *hk, const uint64_t *hv, int64_t nhi, int64_t cnt,
-                          const void *ok, const uint64_t *ov)
-{
-    const void *in[4] = {lk, hk, lv, hv};
-    const size_t in_n[4] = {(size_t)nlo * w, (size_t)nhi * w, (size_t)nlo * 8, (size_t)nhi * 8};
-    const size_t ck = (size_t)cnt * w, cv = (size_t)cnt * 8;
-    for (int i = 0; i < 4; i++)
-        if (gp_cpu_ranges_overlap(ok, ck, in[i], in_n[i]) ||
-            gp_cpu_ranges_overlap(ov, cv, in[i], in_n[i]))
-            return 1;
-    return gp_cpu_ranges_overlap(ok, ck, ov, cv);
-}
-
-int gp_cpu_merge_split_as(const char *who, int width, const void *lo_keys,
-                          const uint64_t *lo_vals, int64_t nlo, const void *hi_keys,
-                          const uint64_t *hi_vals, int64_t nhi, int64_t m, int keep_upper,
-                          int stable, void *out_keys, uint64_t *out_vals, int64_t *nout)
-{
-    const int hv = lo_vals || hi_vals || out_vals; /* keys alone when no value array is given */
-    if (width != 4 && width != 8) return WHO_FAIL(GP_EINVAL, "width = %d, not 4 or 8", width);
-    if (nlo < 0 || nhi < 0 || m < 0)
-        return WHO_FAIL(GP_EINVAL, "negative count (nlo = %lld, nhi = %lld, m = %lld)",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (nlo > m || nhi > m)
-        return WHO_FAIL(GP_EINVAL, "nlo = %lld or nhi = %lld exceeds m = %lld",
-                        (long long)nlo, (long long)nhi, (long long)m);
-    if (!nout) return WHO_FAIL(GP_EINVAL, "nout is NULL");
-    const int lo_null = nlo > 0 && (!lo_keys || (hv && !lo_vals));
-    if (lo_null || (nhi > 0 && (!hi_keys || (hv && !hi_vals))))
-        return WHO_FAIL(GP_EINVAL, "%s input is NULL with a nonzero count", lo_null ? "lo" : "hi");
-    const int64_t total = nlo + nhi;
-    const int64_t cnt = keep_upper ? (total > m ? total - m : 0) : (total < m ? total : m);
-    if (cnt > 0 && (!out_keys || (hv && !out_vals))) return WHO_FAIL(GP_EINVAL, "output is NULL");
-    if (merge_overlaps((size_t)width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi, cnt,
-                       out_keys, out_vals))
-        return WHO_FAIL(GP_EINVAL, "an output overlaps an input or the other output");
-    /* the merge starts at merged[r0]: the lower half at 0, the upper one at m; its output
-     * cut over the host's threads (cpu_merge_mt.c) */
-    if (cnt > 0)
-        gp_cpu_merge_range_mt(width, hv, hv && stable, (const unsigned char *)lo_keys, lo_vals,
-                              nlo, (const unsigned char *)hi_keys, hi_vals, nhi,
-                              keep_upper ? m : 0, cnt, (unsigned char *)out_keys, out_vals);
-    *nout = cnt;
-    return GP_OK;
-}
-
-int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, int64_t nlo,
-                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
-                       int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
-                       int64_t *nout)
-{
-    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
-                                 m, keep_upper, stable, out_keys, out_vals, nout);
-}
-
-/* ---- the keys and pairs twins ------------------------------------------------------------- */
-
-/* Merge-split of two ascending key arrays — the CPU twin of gp_backend.merge_split_keys.
- *
- * width: 4 (uint32_t keys) or 8 (uint64_t); lo: nlo ascending keys (the lower rank's);
- * hi: nhi ascending keys; m: slots per rank, nlo <= m and nhi <= m; out: room for m keys,
- * must not overlap lo or hi; *nout: keys written.
- * keep_upper == 0: out[0, c) = merged[0, c) with c = min(m, nlo+nhi); keep_upper != 0:
- * out[0, c) = merged[m, nlo+nhi) with c = max(0, nlo+nhi-m). Both halves are a forward,
- * branch-free merge of four segments cut at merge-path splits (cpu_merge.h; the upper half
- * starts at the split of merged[m], its first m merged keys are never visited) that stops
- * after c keys (gp_cpu_merge_split with no values, above). O(c + log m) time;
- * out[c, m) is not written. Inputs that are not ascending give an unspecified but
- * memory-safe result. Returns GP_OK or GP_EINVAL (width not 4/8, negative count,
- * nlo > m or nhi > m, NULL pointers where keys are read or written, the written part of
- * out overlapping an input). */
-int gp_cpu_merge_split_keys(int width, const void *lo, int64_t nlo, const void *hi,
-                            int64_t nhi, int64_t m, int keep_upper, void *out,
-                            int64_t *nout)
-{
-    return gp_cpu_merge_split_as(__func__, width, lo, NULL, nlo, hi, NULL, nhi, m, keep_upper,
-                                 0, out, NULL, nout);
-}
-
-/* Merge-split of two ascending (key, value) arrays — the CPU twin of
- * gp_backend.merge_split_pairs (meaning: gpuprim/exact_sum.h).
- *
- * width: 4 or 8 (key bytes); lo_keys / lo_vals: nlo pairs, hi_keys / hi_vals: nhi pairs,
- * ascending by key (stable == 0) or by (key, value) (stable != 0); m: slots per rank,
- * nlo, nhi <= m; out_keys / out_vals: room for m pairs, not overlapping any input; *nout:
- * pairs written (c = min(m, nlo+nhi) for the lower half, max(0, nlo+nhi-m) for the upper
- * one). gp_cpu_merge_split (above): a branch-free forward merge of four segments cut at
- * merge-path splits (cpu_merge.h), O(c + log m) time; out past c is not written. Unsorted
- * inputs give an unspecified but memory-safe result. Returns GP_OK or GP_EINVAL (width,
- * negative counts, nlo > m or nhi > m, NULL pointers where pairs are read or written,
- * overlap). */
-int gp_cpu_merge_split_pairs(int width, const void *lo_keys, const uint64_t *lo_vals,
-                             int64_t nlo, const void *hi_keys, const uint64_t *hi_vals,
-                             int64_t nhi, int64_t m, int keep_upper, int stable,
-                             void *out_keys, uint64_t *out_vals, int64_t *nout)
-{
-    if (!lo_vals && !hi_vals && !out_vals && (nlo > 0 || nhi > 0))
-        return CPU_FAIL(GP_EINVAL, "the value arrays are NULL with a nonzero count");
-    return gp_cpu_merge_split_as(__func__, width, lo_keys, lo_vals, nlo, hi_keys, hi_vals, nhi,
-                                 m, keep_upper, stable, out_keys, out_vals, nout);
 }

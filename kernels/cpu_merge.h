@@ -1,5 +1,7 @@
-/* cpu_merge.h — the loops of the CPU twins' merge-split (gp_cpu_merge_split in
- * kernels/cpu_merge.c, for keys alone and for key + value pairs). Internal.
+/* cpu_merge.h — the loops of the CPU's one-thread merge (gp_cpu_merge_range in
+ * kernels/cpu_merge.c, for keys alone and for key + value pairs), which the CPU twins'
+ * merge-split and the merges on the host's threads call (kernels/cpu_merge_mt.c), and its
+ * declaration. Internal.
  *
  * A merge-split writes merged[r0, r0 + cnt) of two ascending runs lo and hi. The output is
  * cut into four segments of equal length at merge-path splits (merge_cuts of cpu_merge.c: segment s
@@ -63,5 +65,13 @@
         GP_MERGE_RUN1(a2_, b2_, (I)[3], (J)[3], STEP, TAIL);                                 \
         GP_MERGE_RUN1(a3_, b3_, (I)[4], (J)[4], STEP, TAIL);                                 \
     } while (0)
+
+/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo (lk, lov: nlo) and hi (hk, hiv: nhi) with
+ * `w`-byte keys (4 or 8); the values move only with hv (lov, hiv, ov may be NULL without);
+ * stable: by (key, value). Arguments valid (the caller checks): 0 <= r0, r0 + cnt <=
+ * nlo + nhi, outputs apart from inputs. One thread (kernels/cpu_merge.c). */
+void gp_cpu_merge_range(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
+                        int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
+                        int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov);
 
 #endif /* GP_CPU_MERGE_H */

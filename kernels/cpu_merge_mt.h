@@ -1,8 +1,9 @@
 /* cpu_merge_mt.h — merges on the host's threads (kernels/cpu_merge_mt.c): one merge of two
- * runs cut over threads at merge-path splits (the CPU merge-split's data plane), and the
- * merge of many sorted runs into one sequence (the out-of-core sort's merge of its device
- * runs), a tree of the branch-free 2-way merges of cpu_merge.h. Internal to the library (the
- * program's out-of-core path and the tests include it).
+ * runs cut over threads at merge-path splits (the data plane of the CPU merge-split, which
+ * cpu_merge_mt.c also holds), and the merge of many sorted runs into one sequence (the
+ * out-of-core sort's merge of its device runs), a tree of the branch-free 2-way merges of
+ * cpu_merge.h. Internal to the library (the program's out-of-core path and the tests
+ * include it).
  *
  * Orders, as the merge-split's (gpuprim/kernels.h): by key with ties to the lower run, or
  * with values and `stable` by (key, value) with exact ties to the lower run. The results
@@ -17,16 +18,8 @@
 extern "C" {
 #endif
 
-/* (ok, ov)[0, cnt) = merged[r0, r0 + cnt) of lo (lk, lov: nlo) and hi (hk, hiv: nhi) with
- * `w`-byte keys (4 or 8); the values move only with hv (lov, hiv, ov may be NULL without);
- * stable: by (key, value). Arguments valid (the caller checks): 0 <= r0, r0 + cnt <=
- * nlo + nhi, outputs apart from inputs. One thread (kernels/cpu_merge.c). */
-void gp_cpu_merge_range(int w, int hv, int stable, const unsigned char *lk, const uint64_t *lov,
-                        int64_t nlo, const unsigned char *hk, const uint64_t *hiv, int64_t nhi,
-                        int64_t r0, int64_t cnt, unsigned char *ok, uint64_t *ov);
-
-/* gp_cpu_merge_range with its output cut into up to gp_host_threads() parts of at least
- * 2^16 elements, each merged by one thread from its own merge-path split (host.h). */
+/* gp_cpu_merge_range (cpu_merge.h) with its output cut into up to gp_host_threads() parts of
+ * at least 2^16 elements, each merged by one thread from its own merge-path split (host.h). */
 void gp_cpu_merge_range_mt(int w, int hv, int stable, const unsigned char *lk,
                            const uint64_t *lov, int64_t nlo, const unsigned char *hk,
                            const uint64_t *hiv, int64_t nhi, int64_t r0, int64_t cnt,

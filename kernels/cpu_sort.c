@@ -1,7 +1,7 @@
 /* cpu_sort.c — the CPU backend's one sort, for keys alone and for (key, value) pairs
  * (gp_cpu_sort and gp_cpu_sort_spare, gpuprim/kernels.h; the keys, pairs and element twins
  * are wrappers), and the checks behind it (cpu_sort.h). The key maps are in cpu_keys.c, the
- * merge-split in cpu_merge.c. Internal to kernels/.
+ * merge-split in cpu_merge_mt.c. Internal to kernels/.
  *
  * The sort's order. Every sort here is stable and orders a composite key of 11-bit digits:
  * the key (3 or 6 digits), preceded in significance order by nothing else, and followed,

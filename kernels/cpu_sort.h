@@ -1,5 +1,6 @@
 /* cpu_sort.h — the CPU backend's radix sort (cpu_sort.c) and the checked entries behind its
- * one sort, merge-split and key map (gpuprim/kernels.h; cpu_sort.c, cpu_merge.c, cpu_keys.c).
+ * one sort, merge-split and key map (gpuprim/kernels.h; cpu_sort.c, cpu_merge_mt.c,
+ * cpu_keys.c).
  * Internal to kernels/.
  *
  * Threading: like the rest of the CPU backend, one calling thread per process.

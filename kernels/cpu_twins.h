@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-/* ---- CPU twins (kernels/cpu_stats_*.c, cpu_trap.c, cpu_keys.c, cpu_sort.c, cpu_merge.c) ----
+/* ---- CPU twins (kernels/cpu_stats_*.c, cpu_trap.c, cpu_keys.c, cpu_sort.c, cpu_merge*.c) ---
  * The reference implementations behind gp_backend_cpu(); same meaning as the table. */
 int gp_cpu_stats(gp_dtype t, const void *y, int64_t n, unsigned flags, gp_stats *out);
 /* gp_cpu_stats's frozen plain form (kernels/cpu_stats_ref.c): the same record bit for bit,
@@ -35,7 +35,7 @@ int gp_cpu_merge_path(int width, const void *lo_keys, const uint64_t *lo_vals, i
                       const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t t,
                       int stable, int64_t *split);
 /* One implementation each behind the twins above and below (kernels/cpu_keys.c, cpu_sort.c,
- * cpu_merge.c):
+ * cpu_merge_mt.c):
  * gp_cpu_keys: buf[0, n) of type t in place to its order keys (inverse = 0) or back
  *   (inverse != 0), ascending keys (descending = 0: to_keys / from_keys) or descending
  *   ones (to_keys_desc / from_keys_desc);
@@ -54,7 +54,7 @@ int gp_cpu_merge_split(int width, const void *lo_keys, const uint64_t *lo_vals, 
                        const void *hi_keys, const uint64_t *hi_vals, int64_t nhi, int64_t m,
                        int keep_upper, int stable, void *out_keys, uint64_t *out_vals,
                        int64_t *nout);
-/* Descending keys and pairs (kernels/cpu_keys.c, cpu_sort.c, cpu_merge.c), exact sums
+/* Descending keys and pairs (kernels/cpu_keys.c, cpu_sort.c, cpu_merge_mt.c), exact sums
  * (kernels/cpu_exact_sum.c). */
 int gp_cpu_to_keys_desc(gp_dtype t, void *buf, int64_t n);
 int gp_cpu_from_keys_desc(gp_dtype t, void *buf, int64_t n);

@@ -1,4 +1,5 @@
-/* report.c — the summary table, the binding table and the JSON report. */
+/* report.c — the summary table, the binding table and the JSON report (its members written
+ * with report_jwrite.c's writers). */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include "job.h"
 #include "report_dist.h"
 #include "report_json.h"
+#include "report_jwrite.h"
 
 /* Room for every non-finite number of one report: the results' (fewer than 16) and each
  * quantile's value. */
@@ -273,96 +275,32 @@ void gp_report_binding(MPI_Comm comm, const gp_binding *b)
     free(all);
 }
 
-/* The report being written: its version (--json-version) and its non-finite numbers. */
-static struct {
-    int version;
-    gp_json_nonfinite nf;
-} g_json = {GP_JSON_VERSION_DEFAULT, {0}};
-
-/* JSON number of member key (gp_json_number: a finite value with a decimal point or an
- * exponent always, so that readers such as Python's json take it as a float; NaN and
- * infinities as the version writes them). */
-static void jnum(FILE *f, const char *key, double x)
-{
-    gp_json_number(f, g_json.version, &g_json.nf, key, x);
-}
-
-static void jstr(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-/* JSON string or null */
-static void jstr_or_null(FILE *f, const char *s)
-{
-    if (s) jstr(f, s); else fprintf(f, "null");
-}
-
-/* The start of a member of the report's object (depth 1) or of one inside it (depth 2):
- * ",", a new line, the indent and "KEY": . */
-static void jkey(FILE *f, int depth, const char *key)
-{
-    fprintf(f, ",\n%*s\"%s\": ", 2 * depth, "", key);
-}
-
-/* A member whose value is a string or null, a number (jnum), a boolean, an integer. */
-static void jkey_str(FILE *f, int depth, const char *key, const char *s)
-{
-    jkey(f, depth, key);
-    jstr_or_null(f, s);
-}
-
-static void jkey_num(FILE *f, int depth, const char *key, double x)
-{
-    jkey(f, depth, key);
-    jnum(f, key, x);
-}
-
-static void jkey_bool(FILE *f, int depth, const char *key, int b)
-{
-    jkey(f, depth, key);
-    fputs(b ? "true" : "false", f);
-}
-
-static void jkey_int(FILE *f, int depth, const char *key, long long v)
-{
-    jkey(f, depth, key);
-    fprintf(f, "%lld", v);
-}
-
 /* The distribution's options: "histogram" (bins or null), "range" ([A, B] or null),
  * "quantiles" (the list, --median's 0.5 in it), "median", "distinct". */
 static void json_dist_options(FILE *f, const gp_options *o)
 {
-    jkey(f, 2, "histogram");
+    gp_report_jkey(f, 2, "histogram");
     if (o->hist_bins) fprintf(f, "%lld", (long long)o->hist_bins);
     else fputs("null", f);
-    jkey(f, 2, "range");
+    gp_report_jkey(f, 2, "range");
     if (o->have_range) {
         fputc('[', f);
-        jnum(f, "range[0]", o->range_a);
+        gp_report_jnum(f, "range[0]", o->range_a);
         fputs(", ", f);
-        jnum(f, "range[1]", o->range_b);
+        gp_report_jnum(f, "range[1]", o->range_b);
         fputc(']', f);
     } else {
         fputs("null", f);
     }
-    jkey(f, 2, "quantiles");
+    gp_report_jkey(f, 2, "quantiles");
     fputc('[', f);
     for (int k = 0; k < o->nq; k++) {
         if (k) fputs(", ", f);
-        jnum(f, "quantiles", o->q[k]);
+        gp_report_jnum(f, "quantiles", o->q[k]);
     }
     fputc(']', f);
-    jkey_bool(f, 2, "median", o->median);
-    jkey_bool(f, 2, "distinct", o->distinct);
+    gp_report_jkey_bool(f, 2, "median", o->median);
+    gp_report_jkey_bool(f, 2, "distinct", o->distinct);
 }
 
 /* A member of "options": its key, its kind (the writer: jkey_str, jkey_num, jkey_bool or
@@ -421,20 +359,20 @@ static void json_options(FILE *f, const gp_options *o)
         o->function_mode ? gp_func_name(o->func) : NULL,
     };
     fprintf(f, ",\n  \"options\": {\n    \"file\": ");
-    jstr_or_null(f, o->file);
+    gp_report_jstr_or_null(f, o->file);
     for (size_t i = 0; i < sizeof members / sizeof *members; i++) {
         const jopt *m = &members[i];
         const char *p = (const char *)o + m->at;
         switch (m->kind) {
-        case JO_STR: jkey_str(f, 2, m->key, *(const char *const *)p); break;
-        case JO_NUM: jkey_num(f, 2, m->key, *(const double *)p); break;
-        case JO_BOOL: jkey_bool(f, 2, m->key, *(const int *)p); break;
-        case JO_I64: jkey_int(f, 2, m->key, (long long)*(const int64_t *)p); break;
-        case JO_TEXT: jkey_str(f, 2, m->key, text[m->at]); break;
+        case JO_STR: gp_report_jkey_str(f, 2, m->key, *(const char *const *)p); break;
+        case JO_NUM: gp_report_jkey_num(f, 2, m->key, *(const double *)p); break;
+        case JO_BOOL: gp_report_jkey_bool(f, 2, m->key, *(const int *)p); break;
+        case JO_I64: gp_report_jkey_int(f, 2, m->key, (long long)*(const int64_t *)p); break;
+        case JO_TEXT: gp_report_jkey_str(f, 2, m->key, text[m->at]); break;
         }
     }
     json_dist_options(f, o);
-    if (g_json.version >= 2) jkey_int(f, 2, "json_version", g_json.version);
+    if (gp_report_jversion() >= 2) gp_report_jkey_int(f, 2, "json_version", gp_report_jversion());
     fprintf(f, "\n  }");
 }
 #undef JO
@@ -446,14 +384,14 @@ static void json_binding(FILE *f, const gp_result_run *r)
     for (int i = 0; r->bindings && i < r->ranks; i++) {
         const gp_binding *b = &r->bindings[i];
         fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", i ? "," : "", b->rank);
-        jstr(f, b->host);
+        gp_report_jstr(f, b->host);
         fprintf(f, ", \"local_rank\": %d, \"local_size\": %d, \"device\": %d, \"name\": ",
                 b->local_rank, b->local_size, b->device);
-        jstr(f, b->device_name);
+        gp_report_jstr(f, b->device_name);
         fprintf(f, ", \"pci_bus_id\": ");
-        jstr_or_null(f, b->busid[0] ? b->busid : NULL);
+        gp_report_jstr_or_null(f, b->busid[0] ? b->busid : NULL);
         fprintf(f, ", \"cuda_visible_devices\": ");
-        jstr_or_null(f, b->cuda_visible_set ? b->cuda_visible : NULL);
+        gp_report_jstr_or_null(f, b->cuda_visible_set ? b->cuda_visible : NULL);
         fprintf(f, "}");
     }
     fprintf(f, "%s]", r->bindings && r->ranks > 0 ? "\n  " : "");
@@ -535,28 +473,28 @@ int gp_report_json_stage(const gp_result *r, const gp_options *o, const char *pa
 /* The function job's results. */
 static void json_function(FILE *f, const gp_result_function *fn)
 {
-    jkey_str(f, 1, "mode", "function");
-    jkey_str(f, 1, "function", gp_func_name(fn->func));
-    jkey_num(f, 1, "a", fn->a);
-    jkey_num(f, 1, "b", fn->b);
-    jkey_int(f, 1, "n", (long long)fn->ntrap);
-    jkey_num(f, 1, "integral", fn->integral);
-    jkey_num(f, 1, "exact", fn->exact);
+    gp_report_jkey_str(f, 1, "mode", "function");
+    gp_report_jkey_str(f, 1, "function", gp_func_name(fn->func));
+    gp_report_jkey_num(f, 1, "a", fn->a);
+    gp_report_jkey_num(f, 1, "b", fn->b);
+    gp_report_jkey_int(f, 1, "n", (long long)fn->ntrap);
+    gp_report_jkey_num(f, 1, "integral", fn->integral);
+    gp_report_jkey_num(f, 1, "exact", fn->exact);
 }
 
 /* The file job's input: mode, file, dataset, stored type, shape, dtype. */
 static void json_input(FILE *f, const gp_result_input *in)
 {
-    jkey_str(f, 1, "mode", "file");
-    jkey_str(f, 1, "file", in->file);
-    jkey_str(f, 1, "dataset", in->dataset);
-    jkey_str(f, 1, "stored_type", in->type_desc);
-    jkey(f, 1, "shape");
+    gp_report_jkey_str(f, 1, "mode", "file");
+    gp_report_jkey_str(f, 1, "file", in->file);
+    gp_report_jkey_str(f, 1, "dataset", in->dataset);
+    gp_report_jkey_str(f, 1, "stored_type", in->type_desc);
+    gp_report_jkey(f, 1, "shape");
     fputc('[', f);
     for (int d = 0; d < in->ndims; d++)
         fprintf(f, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
     fputc(']', f);
-    jkey_str(f, 1, "dtype", gp_dtype_name(in->dtype));
+    gp_report_jkey_str(f, 1, "dtype", gp_dtype_name(in->dtype));
 }
 
 /* "min" or "max": floats as numbers (%.17g is exact for float32 too), integers exactly (their
@@ -564,8 +502,9 @@ static void json_input(FILE *f, const gp_result_input *in)
 static void json_extreme(FILE *f, const char *name, gp_dtype dt, int none, uint64_t key,
                          const char *text)
 {
-    jkey(f, 1, name);
-    if (none || gp_dtype_is_float(dt)) jnum(f, name, none ? NAN : gp_key_to_double(dt, key));
+    gp_report_jkey(f, 1, name);
+    if (none || gp_dtype_is_float(dt))
+        gp_report_jnum(f, name, none ? NAN : gp_key_to_double(dt, key));
     else fputs(text, f);
 }
 
@@ -578,39 +517,41 @@ static void json_stats(FILE *f, const gp_result *r)
     char mn[64], mx[64], ib[GP_I128_DEC_LEN];
     derived(&st->global, &mean, &l2);
     minmax_text(r, mn, mx, sizeof mn);
-    jkey_int(f, 1, "count", (long long)st->global.count);
-    jkey_int(f, 1, "nan_count", (long long)st->global.nan_count);
-    if (g_json.version >= 2)
-        jkey_int(f, 1, "non_nan_count", (long long)(st->global.count - st->global.nan_count));
-    jkey(f, 1, "sum");
+    gp_report_jkey_int(f, 1, "count", (long long)st->global.count);
+    gp_report_jkey_int(f, 1, "nan_count", (long long)st->global.nan_count);
+    if (gp_report_jversion() >= 2)
+        gp_report_jkey_int(f, 1, "non_nan_count",
+                           (long long)(st->global.count - st->global.nan_count));
+    gp_report_jkey(f, 1, "sum");
     const char *isum = int_sum_text(r, ib, sizeof ib);
     if (isum) fputs(isum, f); /* integers: the exact sum as a JSON integer */
-    else jnum(f, "sum", st->global.sum);
+    else gp_report_jnum(f, "sum", st->global.sum);
     const int none = st->global.count - st->global.nan_count == 0;
     json_extreme(f, "min", dt, none, st->global.min_key, mn);
     json_extreme(f, "max", dt, none, st->global.max_key, mx);
-    jkey_num(f, 1, "mean", mean);
-    jkey_num(f, 1, "l2_norm", l2);
-    jkey_num(f, 1, "integral", st->integral);
-    jkey_str(f, 1, "integral_rule", st->nonuniform ? "trapezoid, --x" : "trapezoid, uniform dx");
-    jkey_num(f, 1, "dx", st->dx);
+    gp_report_jkey_num(f, 1, "mean", mean);
+    gp_report_jkey_num(f, 1, "l2_norm", l2);
+    gp_report_jkey_num(f, 1, "integral", st->integral);
+    gp_report_jkey_str(f, 1, "integral_rule",
+                       st->nonuniform ? "trapezoid, --x" : "trapezoid, uniform dx");
+    gp_report_jkey_num(f, 1, "dx", st->dx);
 }
 
 /* The sort (with the statistics' reproducible flag and chunks, in the report's order). */
 static void json_sort(FILE *f, const gp_result *r)
 {
     const gp_result_sort *so = &r->sort;
-    jkey_bool(f, 1, "sorted", so->done);
-    jkey_bool(f, 1, "sorted_verified", so->ok);
-    jkey_int(f, 1, "sorted_descents", (long long)so->descents);
-    jkey_str(f, 1, "order", so->descending ? "descending" : "ascending");
-    jkey_bool(f, 1, "stable", so->stable);
-    jkey_bool(f, 1, "reproducible", r->stats.reproducible);
-    jkey_str(f, 1, "argsort_dataset", so->argsort_dset[0] ? so->argsort_dset : NULL);
-    jkey_str(f, 1, "payload_dataset", so->payload_dset[0] ? so->payload_dset : NULL);
-    jkey_int(f, 1, "chunks", (long long)r->stats.chunks);
-    jkey_int(f, 1, "chunk_elements", (long long)r->stats.chunk_elems);
-    jkey_int(f, 1, "sort_runs", (long long)so->runs);
+    gp_report_jkey_bool(f, 1, "sorted", so->done);
+    gp_report_jkey_bool(f, 1, "sorted_verified", so->ok);
+    gp_report_jkey_int(f, 1, "sorted_descents", (long long)so->descents);
+    gp_report_jkey_str(f, 1, "order", so->descending ? "descending" : "ascending");
+    gp_report_jkey_bool(f, 1, "stable", so->stable);
+    gp_report_jkey_bool(f, 1, "reproducible", r->stats.reproducible);
+    gp_report_jkey_str(f, 1, "argsort_dataset", so->argsort_dset[0] ? so->argsort_dset : NULL);
+    gp_report_jkey_str(f, 1, "payload_dataset", so->payload_dset[0] ? so->payload_dset : NULL);
+    gp_report_jkey_int(f, 1, "chunks", (long long)r->stats.chunks);
+    gp_report_jkey_int(f, 1, "chunk_elements", (long long)r->stats.chunk_elems);
+    gp_report_jkey_int(f, 1, "sort_runs", (long long)so->runs);
 }
 
 /* The scans: each dataset (null: not written), the last cumulative sum (an integer one as a
@@ -618,24 +559,24 @@ static void json_sort(FILE *f, const gp_result *r)
 static void json_scan(FILE *f, const gp_result_scan *sc)
 {
     char nb[GP_I128_DEC_LEN];
-    jkey_str(f, 1, "cumsum_dataset", sc->cumsum_dset[0] ? sc->cumsum_dset : NULL);
-    jkey(f, 1, "cumsum_total");
+    gp_report_jkey_str(f, 1, "cumsum_dataset", sc->cumsum_dset[0] ? sc->cumsum_dset : NULL);
+    gp_report_jkey(f, 1, "cumsum_total");
     if (!sc->cumsum_dset[0]) fputs("null", f);
-    else if (sc->cumsum_type == GP_F64) jnum(f, "cumsum_total", sc->total);
+    else if (sc->cumsum_type == GP_F64) gp_report_jnum(f, "cumsum_total", sc->total);
     else fputs(scan_total_text(sc, nb, sizeof nb), f);
-    jkey_str(f, 1, "cumint_dataset", sc->cumint_dset[0] ? sc->cumint_dset : NULL);
-    jkey(f, 1, "cumint_last");
-    if (sc->cumint_dset[0]) jnum(f, "cumint_last", sc->last_integral);
+    gp_report_jkey_str(f, 1, "cumint_dataset", sc->cumint_dset[0] ? sc->cumint_dset : NULL);
+    gp_report_jkey(f, 1, "cumint_last");
+    if (sc->cumint_dset[0]) gp_report_jnum(f, "cumint_last", sc->last_integral);
     else fputs("null", f);
 }
 
 /* The rank exchange: steps, bytes, and per step its transport, times and bytes. */
 static void json_exchange(FILE *f, const gp_result_exchange *x)
 {
-    jkey_int(f, 1, "exchange_steps", x->stages);
-    jkey_int(f, 1, "exchange_bytes", (long long)x->bytes);
-    jkey_int(f, 1, "exchange_bytes_whole", (long long)x->bytes_whole);
-    jkey(f, 1, "exchange_step_times");
+    gp_report_jkey_int(f, 1, "exchange_steps", x->stages);
+    gp_report_jkey_int(f, 1, "exchange_bytes", (long long)x->bytes);
+    gp_report_jkey_int(f, 1, "exchange_bytes_whole", (long long)x->bytes_whole);
+    gp_report_jkey(f, 1, "exchange_step_times");
     fputc('[', f);
     const int ns = exchange_steps(x);
     for (int s = 0; s < ns; s++)
@@ -649,23 +590,23 @@ static void json_exchange(FILE *f, const gp_result_exchange *x)
  * written). */
 static void json_output(FILE *f, const gp_result *r)
 {
-    jkey_str(f, 1, "out", r->sort.out);
-    jkey_str(f, 1, "io_read", gp_io_mode_name(r->in.io));
-    jkey_str(f, 1, "io_write", r->sort.io != GP_IO_AUTO ? gp_io_mode_name(r->sort.io) : NULL);
+    gp_report_jkey_str(f, 1, "out", r->sort.out);
+    gp_report_jkey_str(f, 1, "io_read", gp_io_mode_name(r->in.io));
+    gp_report_jkey_str(f, 1, "io_write",
+                       r->sort.io != GP_IO_AUTO ? gp_io_mode_name(r->sort.io) : NULL);
 }
 
 static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
 {
     const gp_result_run *run = &r->run;
-    g_json.version = o->json_version == 1 ? 1 : 2; /* 2 also for a record not from the parser */
-    g_json.nf.count = 0;
+    gp_report_jbegin(o->json_version == 1 ? 1 : 2); /* 2 also for a record not from the parser */
     fprintf(f, "{\n  \"version\": ");
-    jstr(f, gp_version());
-    if (g_json.version >= 2) jkey_int(f, 1, "report_version", g_json.version);
-    jkey_int(f, 1, "ranks", run->ranks);
-    jkey_str(f, 1, "backend", run->backend);
-    jkey_int(f, 1, "gpus_visible", run->gpus_visible);
-    jkey_int(f, 1, "ranks_per_gpu_max", run->ranks_per_gpu_max);
+    gp_report_jstr(f, gp_version());
+    if (gp_report_jversion() >= 2) gp_report_jkey_int(f, 1, "report_version", gp_report_jversion());
+    gp_report_jkey_int(f, 1, "ranks", run->ranks);
+    gp_report_jkey_str(f, 1, "backend", run->backend);
+    gp_report_jkey_int(f, 1, "gpus_visible", run->gpus_visible);
+    gp_report_jkey_int(f, 1, "ranks_per_gpu_max", run->ranks_per_gpu_max);
     json_options(f, o);
     json_binding(f, run);
     if (run->function_mode) {
@@ -679,16 +620,16 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
         json_output(f, r);
         gp_report_dist_json(f, r);
     }
-    if (g_json.version >= 2) { /* the names of the nulls above, with their values */
-        jkey(f, 1, "non_finite");
-        gp_json_nonfinite_write(f, &g_json.nf);
+    if (gp_report_jversion() >= 2) { /* the names of the nulls above, with their values */
+        gp_report_jkey(f, 1, "non_finite");
+        gp_report_jnonfinite(f);
     }
-    jkey(f, 1, "times_ms");
+    gp_report_jkey(f, 1, "times_ms");
     fputc('{', f);
     for (int i = 0; i < GP_NPHASES; i++) {
         char tk[64];
         fprintf(f, "%s\n    ", i ? "," : "");
-        jstr(f, gp_json_time_key(g_json.version, gp_phase_label(i), tk, sizeof tk));
+        gp_report_jstr(f, gp_json_time_key(gp_report_jversion(), gp_phase_label(i), tk, sizeof tk));
         fprintf(f, ": %.6f", run->t[i] * 1e3);
     }
     fprintf(f, "\n  }\n}\n");
@@ -699,9 +640,3 @@ static int report_json_to(FILE *f, const gp_result *r, const gp_options *o)
     }
     return 0;
 }
-
-/* ---- the writers report_dist.c shares (report_dist.h) ---------------------------------- */
-
-void gp_report_jkey(FILE *f, int depth, const char *key) { jkey(f, depth, key); }
-void gp_report_jnum(FILE *f, const char *key, double x) { jnum(f, key, x); }
-void gp_report_jstr_or_null(FILE *f, const char *s) { jstr_or_null(f, s); }

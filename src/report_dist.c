@@ -3,6 +3,7 @@
  * most HIST_LINES lines), the quantile rows and the distinct count; and their JSON fields. */
 #define _POSIX_C_SOURCE 200809L
 #include "report_dist.h"
+#include "report_jwrite.h"
 
 #include <math.h>
 #include <string.h>

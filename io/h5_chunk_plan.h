@@ -1,9 +1,10 @@
-/* h5_chunks.h — what the two files of the direct chunk path share (private to io/): the chunk
- * reader's record, a chunk's record in its window, and the chunk index (h5_chunk_plan.c) that
- * the stream (h5_chunks.c) asks where each chunk's bytes are. A file that includes it defines
+/* h5_chunk_plan.h — the plan of the direct chunk path (h5_chunk_plan.c), which its stream
+ * (h5_chunks.c) builds on (private to io/): the chunk reader's record and its limits, a
+ * chunk's record in its window, the chunk index the stream asks where each chunk's bytes
+ * are, and the release of what the plan made. A file that includes it defines
  * _POSIX_C_SOURCE 200809L or more first. */
-#ifndef GP_H5_CHUNKS_H
-#define GP_H5_CHUNKS_H
+#ifndef GP_H5_CHUNK_PLAN_H
+#define GP_H5_CHUNK_PLAN_H
 
 #include "h5io_internal.h"
 
@@ -79,4 +80,8 @@ int gp_ck_locate(gp_ck_reader *ck, gp_ck_slot *s, gp_err *e);
  * else, or without memory, none (gp_ck_locate asks per chunk). */
 void gp_ck_index(gp_ck_reader *ck, int64_t lo, int64_t hi);
 
-#endif /* GP_H5_CHUNKS_H */
+/* Releases what the plan made — the chunk index's table, the file opened for pread, the
+ * stored type — and ck itself (the stream's parts already released: gp_h5io_chunks_close). */
+void gp_ck_plan_free(gp_ck_reader *ck);
+
+#endif /* GP_H5_CHUNK_PLAN_H */
