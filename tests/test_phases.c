@@ -60,9 +60,9 @@ static void test_words(void)
         {GP_PH_RUNS, "local sort", "local sort (runs)", "runs"},
         {GP_PH_MERGE, "local sort", "merge", "merge"},
         {GP_PH_SPACE, "read", NULL, "space"},
-        {GP_PH_HIST, "distribution", "histogram", "hist"},
-        {GP_PH_QUANT, "distribution", "quantiles", "quantiles"},
-        {GP_PH_DISTINCT, "distribution", "distinct", "distinct"},
+        {GP_PH_HIST, "distribution", "distribution", "hist"},
+        {GP_PH_QUANT, "distribution", "distribution", "quantiles"},
+        {GP_PH_DISTINCT, "distribution", "distribution", "distinct"},
     };
     const int n = (int)(sizeof want / sizeof want[0]);
     CHECK(n == GP_PH_WORDS, "%d words listed here, %d in phases.h", n, (int)GP_PH_WORDS);
