@@ -115,61 +115,66 @@ void gp_host_parallel(int nparts, gp_host_part_fn fn, void *ctx)
     pthread_mutex_unlock(&g_pool.busy);
 }
 
-/* ---- the parallel copy ------------------------------------------------------------------- */
+/* ---- the parallel copy and the first touch ------------------------------------------------ */
 
 #define COPY_PART_MIN ((size_t)4 << 20)
+#define TOUCH_PAGE ((size_t)4096)
 
 typedef struct copy_job {
     char *dst;
-    const char *src;
+    const char *src; /* NULL for a first touch */
     size_t bytes;
 } copy_job;
+
+/* [*lo, *hi): part p of np of c's bytes, the parts cut at multiples of align (a power of
+ * two). */
+static void share(const copy_job *c, int p, int np, size_t align, size_t *lo, size_t *hi)
+{
+    const size_t per = (c->bytes / (size_t)np + align - 1) & ~(align - 1);
+    *lo = per * (size_t)p < c->bytes ? per * (size_t)p : c->bytes;
+    *hi = *lo + per < c->bytes ? *lo + per : c->bytes;
+}
 
 /* Part p of np of a copy: its share, cut at 64-byte boundaries. */
 static void copy_part(void *ctx, int p, int np)
 {
     const copy_job *c = ctx;
-    const size_t per = (c->bytes / (size_t)np + 63) & ~(size_t)63;
-    const size_t lo = per * (size_t)p < c->bytes ? per * (size_t)p : c->bytes;
-    const size_t hi = lo + per < c->bytes ? lo + per : c->bytes;
+    size_t lo, hi;
+    share(c, p, np, 64, &lo, &hi);
     if (hi > lo) memcpy(c->dst + lo, c->src + lo, hi - lo);
 }
-
-void gp_host_memcpy(void *dst, const void *src, size_t bytes)
-{
-    const int nt = gp_host_threads();
-    size_t np = bytes / COPY_PART_MIN;
-    if (np > (size_t)nt) np = (size_t)nt;
-    if (np <= 1) {
-        if (bytes > 0) memcpy(dst, src, bytes);
-        return;
-    }
-    copy_job c = {(char *)dst, (const char *)src, bytes};
-    gp_host_parallel((int)np, copy_part, &c);
-}
-
-/* ---- the first touch ---------------------------------------------------------------------- */
-
-#define TOUCH_PAGE ((size_t)4096)
 
 /* Part p of np of a first touch: one zero byte in each page of its share. */
 static void touch_part(void *ctx, int p, int np)
 {
     const copy_job *c = ctx;
-    const size_t per = (c->bytes / (size_t)np + TOUCH_PAGE - 1) & ~(TOUCH_PAGE - 1);
-    const size_t lo = per * (size_t)p < c->bytes ? per * (size_t)p : c->bytes;
-    const size_t hi = lo + per < c->bytes ? lo + per : c->bytes;
+    size_t lo, hi;
+    share(c, p, np, TOUCH_PAGE, &lo, &hi);
     volatile char *b = c->dst;
     for (size_t at = lo; at < hi; at += TOUCH_PAGE) b[at] = 0;
 }
 
-void gp_host_touch(void *buf, size_t bytes)
+/* fn over c's bytes: up to gp_host_threads() parts of at least COPY_PART_MIN bytes, or one
+ * part on this thread. */
+static void run_parts_of(copy_job *c, gp_host_part_fn fn)
 {
     const int nt = gp_host_threads();
-    size_t np = bytes / COPY_PART_MIN;
+    size_t np = c->bytes / COPY_PART_MIN;
     if (np > (size_t)nt) np = (size_t)nt;
+    if (np <= 1) fn(c, 0, 1);
+    else gp_host_parallel((int)np, fn, c);
+}
+
+void gp_host_memcpy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return;
+    copy_job c = {(char *)dst, (const char *)src, bytes};
+    run_parts_of(&c, copy_part);
+}
+
+void gp_host_touch(void *buf, size_t bytes)
+{
     if (!buf || bytes == 0) return;
     copy_job c = {(char *)buf, NULL, bytes};
-    if (np <= 1) touch_part(&c, 0, 1);
-    else gp_host_parallel((int)np, touch_part, &c);
+    run_parts_of(&c, touch_part);
 }
