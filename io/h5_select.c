@@ -137,14 +137,14 @@ static int select_flat(hid_t space, int nd, const hsize_t *dims, int64_t off, in
     return sel_range(&S, 0, (hsize_t)off, (hsize_t)(off + cnt));
 }
 
-/* 1 when chunked dataset did has chunks never written. H5Dget_space_status compares bytes
- * stored with the dataset's size, so it says "allocated" for a dataset whose written chunks
- * happen to take that many bytes: compressed chunks (small ones grow under deflate), and
- * unfiltered edge chunks, which are stored whole past the extent (the fuzzer's 4 x 8 x 3
- * unsigned dataset with its first rows written, fuzz_h5select). Else 0. */
-static int chunks_missing(hid_t did, hid_t fspace)
+/* 1 when chunked dataset did (creation property list dcpl) has chunks never written.
+ * H5Dget_space_status compares bytes stored with the dataset's size, so it says
+ * "allocated" for a dataset whose written chunks happen to take that many bytes: compressed
+ * chunks (small ones grow under deflate), and unfiltered edge chunks, which are stored whole
+ * past the extent (the fuzzer's 4 x 8 x 3 unsigned dataset with its first rows written,
+ * fuzz_h5select). Else 0. */
+static int chunks_missing(hid_t did, hid_t dcpl, hid_t fspace)
 {
-    hid_t dcpl = H5Dget_create_plist(did);
     hsize_t dims[GP_H5_MAXDIMS], chunk[GP_H5_MAXDIMS], have = 0, want = 1;
     int nd = fspace >= 0 ? H5Sget_simple_extent_ndims(fspace) : -1, missing = 0;
     if (dcpl >= 0 && nd >= 1 && nd <= GP_H5_MAXDIMS && H5Pget_layout(dcpl) == H5D_CHUNKED &&
@@ -154,17 +154,24 @@ static int chunks_missing(hid_t did, hid_t fspace)
         for (int i = 0; i < nd; i++) want *= chunk[i] ? (dims[i] + chunk[i] - 1) / chunk[i] : 0;
         missing = have < want;
     }
-    if (dcpl >= 0 && H5Pclose(dcpl) < 0) { /* nothing more to do */ }
     return missing;
 }
 
-/* 1 when dataset did has a filter pipeline. */
-static int filtered(hid_t did)
+/* 1 when a read of dataset did (creation property list dcpl) must be independent, because
+ * HDF5 1.10.8's collective read gets it wrong:
+ * - storage not all allocated (a sparse file: chunks never written read as the fill value)
+ *   fails in MPI_File_set_view with MPI_ERR_TYPE, also with H5FD_MPIO_INDIVIDUAL_IO
+ *   underneath; the space status is file metadata, the same on every rank;
+ * - a filter pipeline: the collective path does not honour a chunk's filter mask, so a chunk
+ *   that an optional filter (LZF, deflate, plugins) did not shrink, stored as it is, is
+ *   still unfiltered (fuzz_h5select: "LZF chunk is corrupt"); the direct chunk path reads
+ *   most filtered datasets anyway. */
+static int read_alone(hid_t did, hid_t dcpl, hid_t fspace)
 {
-    hid_t dcpl = H5Dget_create_plist(did);
-    const int n = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
-    if (dcpl >= 0 && H5Pclose(dcpl) < 0) { /* nothing more to do */ }
-    return n > 0;
+    H5D_space_status_t alloc = H5D_SPACE_STATUS_ALLOCATED;
+    return (H5Dget_space_status(did, &alloc) >= 0 &&
+            (alloc != H5D_SPACE_STATUS_ALLOCATED || chunks_missing(did, dcpl, fspace))) ||
+           (dcpl >= 0 && H5Pget_nfilters(dcpl) > 0);
 }
 
 hid_t gp_h5io_select_piece(hid_t fspace, int nd, const hsize_t *dims, int64_t s, int64_t c,
@@ -237,31 +244,18 @@ void gp_h5io_transfer(MPI_Comm comm, int writing, hid_t did, int nd, const hsize
      * overlap (open-mpi/ompi#10546 family): then keep the collective call but let each
      * rank do independent MPI-IO underneath. Disjoint shards stay fully collective. */
     int indep = !writing && shards_overlap(comm, off, cnt, file, e), out_of_range = 0;
-    /* HDF5 1.10.8's collective read of a dataset whose storage is not all allocated (a
-     * sparse file: chunks never written read as the fill value) fails in MPI_File_set_view
-     * with MPI_ERR_TYPE, also with H5FD_MPIO_INDIVIDUAL_IO underneath; an independent
-     * transfer reads it. The space status is file metadata, the same on every rank. */
-    /* Nor does its collective read honour a chunk's filter mask: a chunk that an optional
-     * filter (LZF, deflate, plugins) did not shrink is stored as it is, and the collective
-     * path still undoes the filter on it (fuzz_h5select: "LZF chunk is corrupt"). So every
-     * filtered dataset is read independently too; the direct chunk path reads most. */
-    H5D_space_status_t alloc = H5D_SPACE_STATUS_ALLOCATED;
-    const int sparse = !writing && ((H5Dget_space_status(did, &alloc) >= 0 &&
-                                     (alloc != H5D_SPACE_STATUS_ALLOCATED ||
-                                      chunks_missing(did, fspace))) ||
-                                    filtered(did));
+    /* a read's creation property list, asked once: independent or collective (read_alone),
+     * and a virtual dataset */
+    const hid_t dcpl = writing ? H5I_INVALID_HID : H5Dget_create_plist(did);
+    const int sparse = !writing && read_alone(did, dcpl, fspace);
     /* Parallel HDF5 1.10 refuses to read a virtual dataset (VDS) through MPI-IO ("parallel
      * reads not supported on virtual datasets"): then each rank reads its part through a
      * serial (sec2) open of its own, read-only and without a file lock, as the MPI-IO open. */
     hid_t sfid = H5I_INVALID_HID, sdid = H5I_INVALID_HID;
-    int vds = 0;
-    if (!writing && !e->rc) {
-        hid_t dcpl = H5Dget_create_plist(did);
-        vds = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
-        if (dcpl >= 0 && H5Pclose(dcpl) < 0)
-            fail(e, code, "%s: %s: H5Pclose failed", file, dname);
-        if (vds && !e->rc) open_serial(file, dname, &sfid, &sdid, code, e);
-    }
+    const int vds = !writing && !e->rc && dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL;
+    if (dcpl >= 0 && H5Pclose(dcpl) < 0 && !e->rc)
+        fail(e, code, "%s: %s: H5Pclose failed", file, dname);
+    if (vds && !e->rc) open_serial(file, dname, &sfid, &sdid, code, e);
     dxpl = H5Pcreate(H5P_DATASET_XFER);
     if (dxpl < 0 ||
         H5Pset_dxpl_mpio(dxpl, sparse ? H5FD_MPIO_INDEPENDENT : H5FD_MPIO_COLLECTIVE) < 0 ||
