@@ -95,8 +95,8 @@ __device__ __forceinline__ void for_each_elem(const T *__restrict__ y, long long
 
 /* A thread's run of equal counter indices: consecutive items of one counter cost one atomic
  * (sorted or constant data would otherwise make every lane of a warp wait on one address).
- * C: the counter's type, unsigned for a block's shared counters (Run), unsigned long long
- * for the device counts themselves (GRun: cuda_hist.cu's kernel without shared memory). */
+ * C: the counter's type, unsigned for a block's shared counters (Run: cuda_select.cu's
+ * kernel; cuda_hist.cu merges a vector's equal bins instead, which costs less per element). */
 template <typename C> struct RunOf {
     int slot; /* the counter of the run; -1: none */
     C n;      /* its items so far */
@@ -124,7 +124,6 @@ template <typename C> struct RunOf {
     }
 };
 typedef RunOf<unsigned> Run;
-typedef RunOf<unsigned long long> GRun;
 
 } // namespace dst
 

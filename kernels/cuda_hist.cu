@@ -5,11 +5,15 @@
  * hist: a grid-stride pass with 16-byte vector loads (UNROLL in flight per thread); each
  * thread bins its elements with numpy's rule (hist_rule.h: the same code as the CPU twin
  * after the index) and counts them into the block's private histogram in shared memory
- * (with the edges beside it), a run of one bin costing one shared atomic; at the end each
+ * (with the edges beside it), a vector of one bin costing one shared atomic; at the end each
  * block adds its nonzero counters into the device counts with 64-bit integer atomics, whose
  * totals do not depend on the order of the blocks. A histogram too large for shared memory
  * counts straight into global memory. The index: numpy's ((x - lo) / (hi - lo)) * N is
- * first taken as one product (x - lo) * (N / (hi - lo)); when that product is more than
+ * first taken as one product (x - lo) * (N / (hi - lo)); when its fraction lies inside the
+ * plan's accept window (accept_window: far enough from every integer that the edges' own
+ * rounding cannot reach it), the product's integer part is the bin, with no division and no
+ * edge read: all but about 2^-19 N of the elements, when N < 2^19 and the range is not far
+ * from zero for its width. Else, when the product is more than
  * 2^-19 (float32; 2^-48 in float64) of itself away from an integer, its truncation is the
  * truncation of numpy's quotient (the two differ by a few units in the last place), and
  * otherwise numpy's division itself decides. Then numpy's two corrections against the
@@ -115,6 +119,11 @@ struct HistArgs {
     long long lo_i, hi_i;
     float frac_f, scale_i;
     int fast_i;
+    /* The accept window (GP_HIST_F32 and IntEdges, when acc is set): a float32 product fa
+     * of the fast index whose fraction lies in (acc_lo, acc_hi) is the bin itself, with no
+     * division and no edge read (accept_window). */
+    int acc;
+    float acc_lo, acc_hi;
 };
 
 /* 32-bit integer data compare with the edges as integer thresholds: for an integer x,
@@ -135,6 +144,16 @@ template <typename T, int MODE> struct EdgeOf {
 __device__ __forceinline__ int outside(bool nan, bool below, int nb)
 {
     return nan ? -1 : below ? nb : nb + 1;
+}
+
+/* The bin of a fast product fa >= 0 when its fraction lies inside the accept window
+ * (accept_window: then x lies strictly between the bin's edges and numpy's truncated index
+ * is that bin, so neither correction can move it), else -1. */
+__device__ __forceinline__ int accepted(float fa, const HistArgs &a)
+{
+    const int i = (int)fa;
+    const float fr = __fsub_rn(fa, (float)i); /* exact: fa < 2^24 */
+    return fr > a.acc_lo && fr < a.acc_hi ? i : -1;
 }
 
 /* numpy's truncated index of the float32 quotient f = (num / den) * n (GP_HIST_F32): first
@@ -171,6 +190,10 @@ __device__ __forceinline__ int bin_f32(float x, const HistArgs &a, const float *
 {
     if (!(x >= a.lo_f && x <= a.hi_f)) return outside(gpc_is_nan(x), x < a.lo_f, a.nbins);
     const float num = __fsub_rn(x, a.lo_f);
+    if (!R && a.acc) {
+        const int b = accepted(__fmul_rn(num, a.scale_f), a);
+        if (b >= 0) return b;
+    }
     const int i = R ? index_f64((double)num, a) : index_f32(num, a);
     return (int)gp_hist_fix_f32(x, e, i, a.nbins);
 }
@@ -197,6 +220,10 @@ __device__ __forceinline__ int bin_i32(long long x, const HistArgs &a, const lon
     if (a.fast_i) {
         const float num = __fadd_rn((float)(x - a.lo_i), a.frac_f);
         const float fa = __fmul_rn(num, a.scale_i);
+        if (a.acc) {
+            const int b = accepted(fa, a);
+            if (b >= 0) return b;
+        }
         const float m = __fmul_rn(fa, 0x1p-19f);
         const float lo = __fsub_rn(fa, m), hi = __fadd_rn(fa, m);
         if (floorf(lo) == floorf(hi)) i = lo < a.nf ? (int)lo : nb - 1;
@@ -223,6 +250,38 @@ __device__ __forceinline__ int bin_of(T v, const HistArgs &a, const E *e)
     }
 }
 
+/* The visitor of k_hist's grid_pass: each element's bin counted into `to` (a block's
+ * shared counters, or the device counts), a vector whose elements share one bin (sorted or
+ * constant data, where every lane of a warp would hit one counter) with one atomic. */
+template <typename T, int MODE, typename C, typename E> struct HistPass {
+    static constexpr bool RAW = false;
+    const HistArgs &a;
+    const E *e;
+    C *to;
+    template <int V> __device__ __forceinline__ void vec(const T (&v)[V], long long)
+    {
+        int b[V];
+        bool same = true;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            b[k] = bin_of<MODE>(v[k], a, e);
+            same = same && b[k] == b[0];
+        }
+        if (same) {
+            if (b[0] >= 0) atomicAdd(to + b[0], (C)V);
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            if (b[k] >= 0) atomicAdd(to + b[k], (C)1);
+    }
+    __device__ __forceinline__ void elem(T v, long long)
+    {
+        const int b = bin_of<MODE>(v, a, e);
+        if (b >= 0) atomicAdd(to + b, (C)1);
+    }
+};
+
 /* hist of y[0, n) into the device counts g[0, nbins + 2) (added to). SMEM: the edges and
  * `copies` copies of the block's counters in dynamic shared memory (cuda_dist.cuh); else
  * edges read through the cache and counts added in global memory. */
@@ -236,33 +295,19 @@ k_hist(const T *__restrict__ y, long long n, HistArgs a, const void *__restrict_
     const int nb = a.nbins;
     const E *e = (const E *)gedges;
     const int stride = copy_stride(nb + 2);
-    unsigned *sc = NULL, *mine = NULL;
     if (SMEM) {
         E *se = (E *)sm_raw;
         for (int i = threadIdx.x; i <= nb; i += THREADS) se[i] = e[i];
-        sc = (unsigned *)(se + nb + 1);
+        unsigned *sc = (unsigned *)(se + nb + 1);
         zero_counts(sc, copies, stride);
-        mine = sc + (threadIdx.x & 31) % copies * stride;
-        e = se;
         __syncthreads();
-    }
-    Run run;
-    run.init();
-    GRun grun;
-    grun.init();
-    auto put = [&](T v) {
-        const int b = bin_of<MODE>(v, a, e);
-        if (b < 0) return;
-        if (SMEM) run.add(mine, b);
-        else grun.add(g, b);
-    };
-    for_each_elem(y, n, put);
-    if (SMEM) {
-        run.flush(mine);
+        HistPass<T, MODE, unsigned, E> f{a, se, sc + (threadIdx.x & 31) % copies * stride};
+        blk::grid_pass<THREADS, UNROLL>(y, n, f);
         __syncthreads();
         flush_counts(sc, copies, stride, g, nb + 2);
     } else {
-        grun.flush(g);
+        HistPass<T, MODE, unsigned long long, E> f{a, e, g};
+        blk::grid_pass<THREADS, UNROLL>(y, n, f);
     }
 }
 
@@ -306,6 +351,33 @@ long long int33(double v, bool up)
     return (long long)(up ? ceil(v) : floor(v));
 }
 
+/* The accept window of a plan whose fast index is a float32 product fa of x's offset and
+ * N / den (GP_HIST_F32, and 32-bit integers under GP_HIST_F64): in units of bins, u(x) =
+ * (x - lo) * N / den is within 2^-21.6 N of fa (at most 5 roundings of 2^-24 each, on
+ * u <= N (1 + 2^-23)), numpy's own index f is as close to u, and each edge e_i lies D_i =
+ * |u(e_i) - i| from its integer, D their largest (measured here, in float64, from the plan's
+ * edges). A fraction of fa inside (M, 1 - M) with M = D + 2^-20 N therefore puts x strictly
+ * between e_i and e_{i+1} and truncates f to i = floor(fa): numpy's bin, before and after its
+ * two corrections. Off (acc = 0) when M reaches 0.4 (e.g. N >= 2^19 bins, or a range far
+ * from zero relative to its width, where the edges round coarsely). */
+void accept_window(const gp_hist_spec *s, HistArgs &a)
+{
+    const bool f32 = s->mode == GP_HIST_F32;
+    const double lo = f32 ? (double)s->lo_f : s->lo_d;
+    const double scale = (double)s->nbins / (f32 ? (double)s->den_f : s->den_d);
+    double d = 0.0;
+    for (int64_t i = 0; i <= s->nbins; i++) {
+        const double e = f32 ? (double)((const float *)s->edges)[i]
+                             : ((const double *)s->edges)[i];
+        const double u = fabs((e - lo) * scale - (double)i);
+        d = u > d || u != u ? u : d; /* NaN: no window */
+    }
+    const double m = d + 0x1p-20 * (double)s->nbins + 0x1p-40 * (double)s->nbins;
+    a.acc = m < 0.4 && (f32 ? a.fast : a.fast_i);
+    a.acc_lo = nextafterf((float)m, 1.0f);        /* rounded up, then one more */
+    a.acc_hi = nextafterf((float)(1.0 - m), 0.0f); /* rounded down, then one less */
+}
+
 /* The kernel's arguments of a plan (the scales computed here, in the plan's types). */
 HistArgs hist_args_of(const gp_hist_spec *s)
 {
@@ -334,6 +406,7 @@ HistArgs hist_args_of(const gp_hist_spec *s)
         a.scale_i = (float)a.scale_d;
         a.fast_i = a.fast && isfinite(a.frac_f) && isfinite(a.scale_i) && a.scale_i >= FLT_MIN;
     }
+    if (s->mode == GP_HIST_F32 || s->t == GP_I32 || s->t == GP_U32) accept_window(s, a);
     return a;
 }
 

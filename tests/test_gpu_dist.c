@@ -13,6 +13,9 @@
  * an aligned pointer and from one element past it (the kernels' vector and scalar paths):
  *   hist with the range from the data and given ranges, 1, 7, 1024 and 3000 bins (shared
  *     memory) and 100003 bins (global memory): every count the twin's;
+ *   hist of data on and beside the edges of six given ranges (near zero, far from zero for
+ *     their width, narrow), 7, 1024 and 3000 bins: every count the twin's (the kernel's
+ *     accept window must turn each such value over to numpy's full rule);
  *   finite_range: the twin's record;
  *   radix_hist: a whole select of 3 ranks and of GP_SELECT_MAX ranks (more prefixes than
  *     one launch's shared memory holds): each pass's counts the twin's, the keys the twin's;
@@ -98,6 +101,96 @@ out:
     free(edges);
     free(want);
     free(got);
+}
+
+/* Value v stored as type t at e (integers: rounded toward zero and clamped to the type). */
+static void put_elem(gp_dtype t, void *e, double v)
+{
+    if (t == GP_F32) {
+        const float f = (float)v;
+        memcpy(e, &f, 4);
+    } else if (t == GP_F64) {
+        memcpy(e, &v, 8);
+    } else {
+        const int sgn = t == GP_I32 || t == GP_I64;
+        const double lo = sgn ? (t == GP_I32 ? -0x1p31 : -0x1p63) : 0.0;
+        const double hi = t == GP_I32 ? 0x1p31 - 1 : t == GP_U32 ? 0x1p32 - 1 : 0x1p63;
+        v = v < lo ? lo : v > hi ? hi : v;
+        const int64_t i = sgn && v < 0x1p63 ? (int64_t)v : 0;
+        const uint64_t u = sgn ? (uint64_t)i : v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
+        if (gp_dtype_size(t) == 4) {
+            const uint32_t w = (uint32_t)u;
+            memcpy(e, &w, 4);
+        } else {
+            memcpy(e, &u, 8);
+        }
+    }
+}
+
+/* Data on and beside the edges of a given range's plan (each edge, the 3 values of the
+ * type on either side of it, the midpoints), where the kernel's accept window must turn the
+ * fast index away: every count the twin's, from a range near zero, one far from zero for
+ * its width (coarse edges) and narrow ones. */
+static void check_hist_edges(gp_dtype t)
+{
+    static const double ranges[][2] = {{-300.5, 700.25}, {1000.0, 1001.0}, {0.0, 1.0},
+                                       {-1e-3, 2e-3},    {1e6, 1e6 + 3.0},  {-2e9, 2e9}};
+    static const int64_t bins[] = {7, 1024, 3000};
+    const size_t sz = gp_dtype_size(t);
+    for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++) {
+        for (size_t b = 0; b < sizeof bins / sizeof bins[0]; b++) {
+            tcase c = {"hist_edges", t, 0, "edges"};
+            const int64_t nb = bins[b], per = 16, n = (nb + 1) * per;
+            double *edges = malloc((size_t)(nb + 1) * 8);
+            unsigned char *h = malloc((size_t)n * sz);
+            void *d = G->alloc((size_t)n * sz);
+            gp_hist_spec s;
+            char why[300];
+            if (!edges || !h || !d) {
+                failf(&c, "out of memory");
+            } else if (gp_hist_plan(t, nb, 1, ranges[r][0], ranges[r][1], 0, 0, 0, &s, edges,
+                                    why, sizeof why) == 0) {
+                c.n = n;
+                for (int64_t i = 0; i <= nb; i++) {
+                    const double e = s.edge_type == GP_F32 ? (double)((float *)edges)[i]
+                                                           : edges[i];
+                    const double next = i < nb ? (s.edge_type == GP_F32
+                                                      ? (double)((float *)edges)[i + 1]
+                                                      : edges[i + 1])
+                                               : e + 1.0;
+                    double v[16];
+                    float fu = (float)e, fd = (float)e;
+                    double du = e, dd = e;
+                    v[0] = e;
+                    for (int k = 1; k <= 3; k++) {
+                        fu = nextafterf(fu, INFINITY);
+                        fd = nextafterf(fd, -INFINITY);
+                        du = nextafter(du, INFINITY);
+                        dd = nextafter(dd, -INFINITY);
+                        v[2 * k - 1] = t == GP_F32 ? (double)fu : du;
+                        v[2 * k] = t == GP_F32 ? (double)fd : dd;
+                    }
+                    v[7] = floor(e) - 1.0;
+                    v[8] = floor(e);
+                    v[9] = ceil(e);
+                    v[10] = ceil(e) + 1.0;
+                    v[11] = e + (next - e) * 0.5;
+                    v[12] = e + (next - e) * 0.25;
+                    v[13] = e + (next - e) * 0.999;
+                    v[14] = e + (next - e) * 0.001;
+                    v[15] = e * (1.0 + 0x1p-22);
+                    for (int k = 0; k < per; k++) put_elem(t, h + (size_t)(i * per + k) * sz, v[k]);
+                }
+                GPU_OK(&c, G->upload(d, h, (size_t)n * sz), goto next);
+                check_hist(&c, h, d, n, nb, 1, ranges[r][0], ranges[r][1]);
+                check_hist(&c, h, d, n, nb, 0, 0, 0);
+            }
+        next:
+            free(edges);
+            free(h);
+            if (d) G->free(d);
+        }
+    }
 }
 
 static void check_frange(const tcase *c, const void *h, const void *d, int64_t n)
@@ -250,6 +343,7 @@ int main(int argc, char **argv)
                g_pass, g_fail);
         fflush(stdout);
     }
+    for (int t = 0; t < GP_NDTYPES; t++) check_hist_edges((gp_dtype)t);
     check_errors();
     printf("test_gpu_dist: %lld passed, %lld failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
