@@ -4,13 +4,14 @@
  *
  * radix_hist: a grid-stride pass with 16-byte vector loads; each element's order key (the
  * sort's map, gpc_key_of) is matched against the pass's prefixes (all of them at once: a
- * binary search over the launch's prefixes in shared memory; the first pass has one prefix
- * that every key matches) and its digit counted into the block's histograms in shared
- * memory (a run of one counter costing one shared atomic; on the first pass four copies
- * taken by lane, against the conflicts of skewed digits), which each block adds into the
- * device counts with 64-bit integer atomics at the end. As many prefixes' histograms as
- * fit one block's shared memory go in one launch (2^11 counters each: 26 per launch in the
- * 227 KiB of an H100 / H200), more in further launches.
+ * filter of 1024 bits holding the low 10 bits of each prefix turns most keys away with one
+ * conflict-free shared read, then a binary search over the launch's prefixes in shared
+ * memory; the first pass has one prefix that every key matches) and its digit counted into
+ * the block's histograms in shared memory (a run of one counter costing one shared atomic;
+ * on the first pass four copies taken by lane, against the conflicts of skewed digits),
+ * which each block adds into the device counts with 64-bit integer atomics at the end. As
+ * many prefixes' histograms as fit one block's shared memory go in one launch (2^11
+ * counters each: 26 per launch in the 227 KiB of an H100 / H200), more in further launches.
  * runs: the same pass comparing each element with the one before it; a block sum, then one
  * 64-bit atomic per block.
  */
@@ -44,10 +45,17 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
 {
     extern __shared__ unsigned sc[];
     __shared__ unsigned long long sp[GP_SELECT_MAX];
+    __shared__ unsigned sf[32]; /* the filter: bit h % 1024 of each prefix h, one word a bank */
     const int nd = 1 << a.bits, ncnt = a.np << a.bits, stride = copy_stride(ncnt);
     zero_counts(sc, copies, stride);
     unsigned *mine = sc + (threadIdx.x & 31) % copies * stride;
     for (int i = threadIdx.x; i < a.np; i += THREADS) sp[i] = a.p[i];
+    if (threadIdx.x < 32) {
+        unsigned w = 0u;
+        for (int i = 0; i < a.np; i++)
+            if ((int)((a.p[i] >> 5) & 31u) == (int)threadIdx.x) w |= 1u << (a.p[i] & 31u);
+        sf[threadIdx.x] = w;
+    }
     __syncthreads();
     const unsigned long long pmin = sp[0], pmax = sp[a.np - 1];
     Run run;
@@ -57,6 +65,7 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
         int p = 0;
         if (!ALL) {
             const unsigned long long h = k >> a.top;
+            if (!((sf[(h >> 5) & 31u] >> (h & 31u)) & 1u)) return; /* most keys end here */
             if (h < pmin || h > pmax) return;
             int lo = 0, hi = a.np;
             while (lo < hi) {
