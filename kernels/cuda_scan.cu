@@ -5,8 +5,9 @@
  *
  * Across tiles, two ways (GPUPRIM_SCAN_ALGO, gp_scan_algo; the bench times both):
  *   lookback  one pass, one tile per block in the order blocks start (a ticket), each block
- *             publishing its total and then its inclusive prefix (k_lookback): n elements
- *             read once and written once;
+ *             publishing its total and finding its carry from the totals and group sums
+ *             published before it (k_lookback; cuda_scan.cuh's lookback): n elements read
+ *             once and written once;
  *   rts       reduce-then-scan over segments of SEG_TILES tiles: the segments' totals
  *             (k_segments, write = 0), their exclusive scan in one block (k_segscan), then
  *             each segment scanned tile after tile from its offset (k_segments, write = 1):
@@ -51,8 +52,8 @@ struct Args {
     double yprev, xprev;
     ulonglong2 carry; /* the total before y[0] (Kind's form) */
     long long ntiles, nseg;
-    unsigned *flags;
-    ulonglong2 *agg, *inc, *seg_tot, *seg_exc;
+    Tree tree;        /* the look-back's sums */
+    ulonglong2 *seg_tot, *seg_exc;
     Result *res;
 };
 
@@ -241,8 +242,8 @@ template <class T> __device__ __forceinline__ void last_sample(const Args &g)
 
 /* The single pass: a ticket gives the block its tile (so every tile before it belongs to a
  * block that started earlier), the tile is scanned, its total published, the look-back finds
- * the carry into it (tile 0: the piece's carry), its inclusive prefix is published and the
- * outputs written. The last tile's prefix is the piece's total. */
+ * the carry into it (lookback: from the piece's carry and the totals of the tiles before it)
+ * and the outputs are written. The last tile's carry plus its total is the piece's total. */
 template <class T, int OP, bool CHK>
 __global__ void __launch_bounds__(THREADS) k_lookback(Args g)
 {
@@ -258,19 +259,15 @@ __global__ void __launch_bounds__(THREADS) k_lookback(Args g)
     tile_terms<T, OP>(g, base, a);
     const typename K::Agg total = (typename K::Agg)tile_scan(a, s_warp);
     if (threadIdx.x < 32) {
-        typename K::C e;
-        if (tile == 0) {
-            e = K::from(g.carry);
-        } else {
-            if (threadIdx.x == 0) publish(g.flags + tile, g.agg + tile, K::agg_to(total), FLAG_AGG);
-            e = lookback<S::INT>(tile, g.flags, g.agg, g.inc);
-        }
+        const typename K::C own = K::from(K::agg_to(total));
+        if (threadIdx.x == 0 && tile + 1 < g.ntiles)
+            publish(g.tree.flags + tile, g.tree.vals + tile, K::to(own), 1u);
+        const typename K::C e = lookback<S::INT>(tile, own, g.tree, K::from(g.carry));
         if (threadIdx.x == 0) {
-            typename K::C i = e;
-            K::step(i, total, tile);
-            publish(g.flags + tile, g.inc + tile, K::to(i), FLAG_INC);
             s_carry = K::to(e);
             if (tile == g.ntiles - 1) {
+                typename K::C i = e;
+                K::add(i, own);
                 g.res->total = K::to(i);
                 last_sample<T>(g);
             }
@@ -359,12 +356,28 @@ Scratch g_scratch = {-1, nullptr, 0, nullptr};
 
 size_t round256(size_t b) { return (b + 255) / 256 * 256; }
 
-/* Points g's scratch arrays into the scratch (grown to fit ntiles tiles and nseg segments). */
+/* The look-back's levels of ntiles tiles (Tree): their count and each one's offset. */
+void tree_shape(long long ntiles, Tree &t)
+{
+    long long len = ntiles, at = 0;
+    t.levels = 0;
+    for (;;) {
+        t.off[t.levels++] = at;
+        at += len;
+        if (len <= LB_FAN || t.levels == LB_LEVELS) break;
+        len = (len + LB_FAN - 1) / LB_FAN;
+    }
+    t.off[t.levels] = at;
+}
+
+/* Points g's scratch arrays into the scratch (grown to fit the look-back's levels of ntiles
+ * tiles and nseg segments). */
 int scratch_for(Args &g)
 {
-    const size_t nt = (size_t)g.ntiles, ns = (size_t)g.nseg;
-    const size_t b_flags = round256(nt * 4), b_tiles = round256(nt * 16), b_seg = round256(ns * 16);
-    const size_t need = b_flags + 2 * b_tiles + 2 * b_seg + round256(sizeof(Result));
+    tree_shape(g.ntiles, g.tree);
+    const size_t nt = (size_t)g.tree.off[g.tree.levels], ns = (size_t)g.nseg;
+    const size_t b_flags = round256(nt * 4), b_vals = round256(nt * 16), b_seg = round256(ns * 16);
+    const size_t need = b_flags + b_vals + 2 * b_seg + round256(sizeof(Result));
     int device = -1;
     CUDA_CHECK(cudaGetDevice(&device));
     if (g_scratch.device != device || g_scratch.bytes < need) {
@@ -382,12 +395,11 @@ int scratch_for(Args &g)
         g_scratch.bytes = want;
     }
     char *p = g_scratch.dev;
-    g.flags = reinterpret_cast<unsigned *>(p);
-    g.agg = reinterpret_cast<ulonglong2 *>(p + b_flags);
-    g.inc = reinterpret_cast<ulonglong2 *>(p + b_flags + b_tiles);
-    g.seg_tot = reinterpret_cast<ulonglong2 *>(p + b_flags + 2 * b_tiles);
-    g.seg_exc = reinterpret_cast<ulonglong2 *>(p + b_flags + 2 * b_tiles + b_seg);
-    g.res = reinterpret_cast<Result *>(p + b_flags + 2 * b_tiles + 2 * b_seg);
+    g.tree.flags = reinterpret_cast<unsigned *>(p);
+    g.tree.vals = reinterpret_cast<ulonglong2 *>(p + b_flags);
+    g.seg_tot = reinterpret_cast<ulonglong2 *>(p + b_flags + b_vals);
+    g.seg_exc = reinterpret_cast<ulonglong2 *>(p + b_flags + b_vals + b_seg);
+    g.res = reinterpret_cast<Result *>(p + b_flags + b_vals + 2 * b_seg);
     return GP_OK;
 }
 
@@ -406,7 +418,7 @@ template <class T, int OP, bool CHK> int run_scan(Args &g, bool totals_only, Res
     CUDA_CHECK(cudaMemcpyAsync(g.res, h, sizeof *h, cudaMemcpyHostToDevice, 0));
     constexpr bool INT = Types<T, OP>::INT;
     if (!totals_only && gp_scan_algo() != GP_SCAN_ALGO_RTS) {
-        CUDA_CHECK(cudaMemsetAsync(g.flags, 0, (size_t)g.ntiles * 4, 0));
+        CUDA_CHECK(cudaMemsetAsync(g.tree.flags, 0, (size_t)g.tree.off[g.tree.levels] * 4, 0));
         k_lookback<T, OP, CHK><<<(unsigned)g.ntiles, THREADS>>>(g);
         CUDA_CHECK_LAUNCH("k_lookback");
     } else {

@@ -6,17 +6,16 @@
  *   - per thread a sequential scan of its items (the two of a chunk), per warp
  *     __shfl_up_sync steps over the lanes' totals (chunk after chunk, a running warp total),
  *     per block the warp totals scanned in shared memory (tile_scan);
- *   - across tiles (cuda_scan.cu): a decoupled look-back (Merrill & Garland, "Single-pass
- *     Parallel Prefix Scan with Decoupled Look-back", 2016; lookback below) or a
- *     reduce-then-scan over segments of SEG_TILES tiles.
+ *   - across tiles (cuda_scan.cu): a decoupled look-back (after Merrill & Garland,
+ *     "Single-pass Parallel Prefix Scan with Decoupled Look-back", 2016) over a fixed
+ *     hierarchy of groups of 32 (lookback below), or a reduce-then-scan over segments of
+ *     SEG_TILES tiles.
  * Float data are summed in float64 (at most about 25 roundings on the way from an element to
- * its tile-local prefix), the totals between tiles as a compensated pair (CarryF), so every
- * output is within the bound of gpuprim/kernels.h. The carry between tiles is a left fold of
- * the tiles' totals in tile order (scan_dd.h's gp_scan_step), whichever predecessors a
- * look-back finds published, so its bits never depend on timing: a non-finite carry is its
- * value class alone, not whichever NaN the copy of the step that made it kept (the publishing
- * thread's and a look-back's copies may keep different ones). Integers are exact (128-bit
- * carries).
+ * its tile-local prefix), the sums between tiles as compensated pairs (CarryF), so every
+ * output is within the bound of gpuprim/kernels.h. The carry into a tile is a fixed formula
+ * of the tiles' totals in either way (the look-back's groups, or the segments' fold), so its
+ * bits never depend on timing: a non-finite carry is its value class alone, not whichever
+ * NaN some copy of an addition kept. Integers are exact (128-bit carries).
  * Not part of the public contract.
  */
 #ifndef GP_CUDA_SCAN_CUH
@@ -40,8 +39,9 @@ constexpr int CHUNKS = 8;                        /* chunks per warp and tile */
 constexpr int WARP_ELEMS = CHUNKS * 64;          /* a warp's segment of a tile */
 constexpr int TILE = WARPS * WARP_ELEMS;         /* 4096 elements */
 constexpr int SEG_TILES = 32;                    /* reduce-then-scan: tiles per segment */
-constexpr int LB_WINDOWS = 4;                    /* look-back: windows of 32 tiles in flight */
-constexpr unsigned FLAG_AGG = 1u, FLAG_INC = 2u; /* a tile's status: its total, its prefix */
+constexpr int LB_FAN = 32;    /* look-back: members of a group (tiles, or groups a level down) */
+constexpr int LB_LEVELS = 7;  /* most levels of groups: 32^7 tiles pass INT_MAX */
+static_assert(LB_FAN == 32, "lookback takes a level's digit as 5 bits of the tile index");
 
 /* ---- accumulators: double (float data, the trapezoid's terms), long long / unsigned long
  * long (4-byte integers), __int128 (8-byte integers) ------------------------------------------ */
@@ -256,61 +256,72 @@ __device__ __forceinline__ void publish(unsigned *f, ulonglong2 *slot, ulonglong
     *reinterpret_cast<volatile unsigned *>(f) = flag;
 }
 
-/* The decoupled look-back of tile `tile` > 0 (the whole of warp 0 calls it, after thread 0
- * published the tile's total): the statuses of the 32 tiles before it are read at once (a
- * window), each lane one tile, until every one has at least its total; the nearest that has
- * its inclusive prefix ends the look-back, else the next window back is read (up to
- * LB_WINDOWS; the deepest one waits for an inclusive prefix to appear: one always will, as
- * tiles are numbered in the order blocks start). The carry into the tile is that prefix
- * followed by the totals of the tiles after it, folded in tile order (Kind::step), the same
- * value whichever tile had its prefix published: I_j = step(I_{j-1}, total_j). Returned to
- * every lane. */
+/* The sums the look-back reads: level 0 holds each tile's total, level l + 1 the sum of
+ * each group of LB_FAN consecutive entries of level l (the last group may be short: its sum
+ * is never read). Entry i of level l: flags[off[l] + i] (0 until published) and
+ * vals[off[l] + i] (Kind's 16-byte form). levels: the fewest with ntiles <= LB_FAN^levels. */
+struct Tree {
+    unsigned *flags;
+    ulonglong2 *vals;
+    long long off[LB_LEVELS + 1];
+    int levels;
+};
+
+/* The sum of the warp's 32 values in one fixed shape (lanes j and j + 16, then j and j + 8,
+ * ... to lane 0), returned to every lane; the identity in the lanes that hold no term. */
 template <bool INT>
-__device__ typename Kind<INT>::C lookback(long long tile, const unsigned *flags,
-                                          const ulonglong2 *agg, const ulonglong2 *inc)
+__device__ __forceinline__ typename Kind<INT>::C warp_fold(typename Kind<INT>::C v)
 {
     typedef Kind<INT> K;
     const int lane = threadIdx.x & 31;
-    typename K::Agg aggw[LB_WINDOWS];
-    typename K::C incv{};
-    int found_w = LB_WINDOWS - 1, found_k = 0;
-    bool found = false;
 #pragma unroll
-    for (int w = 0; w < LB_WINDOWS; w++) {
-        aggw[w] = K::agg_zero();
-        if (found) continue; /* uniform over the warp */
-        const long long t = tile - 1 - (long long)w * 32 - lane;
-        unsigned f;
-        for (;;) { /* every lane's tile has published something (a lane before tile 0 has
-                      nothing to wait for; tile 0 always has its prefix) */
-            f = t >= 0 ? load_flag(flags + t) : FLAG_AGG;
-            if (__all_sync(FULL_MASK, f != 0u)) break;
-            __nanosleep(32);
+    for (int off = 16; off > 0; off >>= 1) {
+        const typename K::C o = K::shfl(v, (lane + off) & 31);
+        if (lane < off) K::add(v, o);
+    }
+    return K::shfl(v, 0);
+}
+
+/* The decoupled look-back of tile `tile` over the fixed hierarchy of groups (the whole of
+ * warp 0 calls it, after thread 0 published the tile's total `own` at level 0). Written in
+ * base LB_FAN, tile = sum of d_l 32^l; the tiles before it are, at each level l, the d_l
+ * groups of level l before its own ancestor in their common parent: lane j < d_l waits for
+ * entry j's flag and reads it, and the warp folds them (warp_fold). The carry is the piece's
+ * carry plus the levels' sums, level 0 first: a fixed formula of the tiles' totals, so its
+ * bits never depend on which block ran when. Nothing is a chain: a group's sum is published
+ * by its last member's block (d_0 = ... = d_l = LB_FAN - 1) from the entries it has just read
+ * for its own carry, before it reads the next level, so every sum depends on totals alone.
+ * Each block waits only for blocks that took earlier tickets. Returned to every lane. */
+template <bool INT>
+__device__ typename Kind<INT>::C lookback(long long tile, typename Kind<INT>::C own,
+                                          const Tree &tr, typename Kind<INT>::C carry)
+{
+    typedef Kind<INT> K;
+    const int lane = threadIdx.x & 31;
+    typename K::C below = K::identity(), cur = own;
+    bool last = true; /* the ancestors so far each close their group */
+#pragma unroll
+    for (int l = 0; l < LB_LEVELS; l++) {
+        if (l >= tr.levels) break;
+        const long long a = tile >> (5 * l); /* the ancestor at level l */
+        const int d = (int)(a & (LB_FAN - 1));
+        const long long at = tr.off[l] + (a - d) + lane;
+        typename K::C v = K::identity();
+        if (lane < d) {
+            while (load_flag(tr.flags + at) == 0u) __nanosleep(32);
+            __threadfence(); /* the value after the flag */
+            v = K::from(__ldcg(tr.vals + at));
         }
-        unsigned incm = __ballot_sync(FULL_MASK, t >= 0 && f == FLAG_INC);
-        while (incm == 0u && w == LB_WINDOWS - 1) {
-            __nanosleep(64);
-            f = t >= 0 ? load_flag(flags + t) : FLAG_AGG;
-            incm = __ballot_sync(FULL_MASK, t >= 0 && f == FLAG_INC);
-        }
-        __threadfence(); /* the values after the flags */
-        const int k = incm ? __ffs(incm) - 1 : 32;
-        if (t >= 0 && lane < k) aggw[w] = K::agg_from(__ldcg(agg + t));
-        if (incm) {
-            if (lane == k) incv = K::from(__ldcg(inc + t));
-            found = true;
-            found_w = w;
-            found_k = k;
+        K::add(below, warp_fold<INT>(v));
+        last = last && d == LB_FAN - 1;
+        if (last && l + 1 < tr.levels) { /* the group's sum, for the tiles after it */
+            cur = warp_fold<INT>(lane == LB_FAN - 1 ? cur : v);
+            const long long up = tr.off[l + 1] + (a >> 5);
+            if (lane == 0) publish(tr.flags + up, tr.vals + up, K::to(cur), 1u);
         }
     }
-    typename K::C e = K::shfl(incv, found_k);
-#pragma unroll
-    for (int w = LB_WINDOWS - 1; w >= 0; w--) {
-        if (w > found_w) continue;
-        for (int l = (w == found_w ? found_k : 32) - 1; l >= 0; l--)
-            K::step(e, K::shfl_agg(aggw[w], l), tile - 1 - (long long)w * 32 - l);
-    }
-    return e;
+    K::add(carry, below);
+    return carry;
 }
 
 } // namespace scn
