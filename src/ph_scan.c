@@ -11,6 +11,12 @@
  * backends' out == NULL). The trapezoid that crosses a rank boundary takes the previous
  * non-empty rank's last sample (and x), as a sequential rule would. An integer prefix that
  * does not fit its output type fails the job with the first global index where it happens.
+ *
+ * On a backend whose memory is not host memory each call scans a sub-piece of at most
+ * SCAN_PIECE elements into a buffer of the download ring (dl_ring.h), which takes it down to
+ * the host output while the device scans the next sub-piece and the host's threads copy the
+ * sub-piece before out of its pinned staging buffer; the ring is drained at the end of every
+ * piece, so nothing travels across the loop's collective calls.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -18,22 +24,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dl_ring.h"
 #include "ph.h"
 #include "pieces.h"
 #include "scan_dd.h"
 
-/* Elements a backend whose memory is not host memory scans per call: its output buffer. */
+/* Elements a backend whose memory is not host memory scans per call: a buffer of the
+ * download ring (2^23 * 8 bytes = 64 MiB; two device and two pinned ones: 128 MiB of each). */
 #define SCAN_PIECE ((int64_t)1 << 23)
 
 /* The phase's state: the pass, the two scans' carries, their host outputs (the shard's
- * cnt elements each) and, on a device, the buffer each call writes before its download. */
+ * cnt elements each) and, on a device, the ring whose buffers the calls write. */
 typedef struct scan_ctx {
     int totals_only;        /* the first pass: totals, nothing written */
     gp_scan_carry cs, ci;   /* --cumsum's and --cumulative-integral's carries */
     void *hs;               /* --cumsum's output (8-byte elements), or NULL */
     double *hi;             /* --cumulative-integral's output, or NULL */
-    void *dbuf;             /* device output buffer of SCAN_PIECE elements (NULL: the
-                               backend writes host memory directly) */
+    gp_dl_ring ring;        /* the scans' way down (ring.dev[0] NULL: the backend writes
+                               host memory directly) */
 } scan_ctx;
 
 /* What each rank tells the others: its totals, its ends, its count. */
@@ -47,30 +55,35 @@ typedef struct rank_total {
     uint64_t last_bits;     /* ... and the last integer cumsum (int64 or uint64 bits) */
 } rank_total;
 
-/* One call of a scan on a sub-piece: out is the device buffer, downloaded to host at hout,
- * or the host output itself. */
+/* One call of a scan on a sub-piece: out is the ring's buffer, pushed down to host at hout
+ * (complete after the piece's gp_dl_ring_finish), or the host output itself. */
 static int scan_call(gp_job *j, scan_ctx *c, int cumint, const void *y, const double *x,
                      int64_t n, void *hout)
 {
     const gp_backend *be = j->be;
-    void *out = c->totals_only ? NULL : c->dbuf ? c->dbuf : hout;
+    const int ringed = c->ring.dev[0] != NULL;
+    void *out = c->totals_only ? NULL : ringed ? gp_dl_ring_buffer(&c->ring) : hout;
     int err = 0;
     if (cumint)
         BE_CALL("cumulative integral", be->cumint(j->dt, y, x, j->o->dx, n, &c->ci, out));
     else
         BE_CALL("cumulative sum", be->cumsum(j->dt, y, n, &c->cs, out));
-    if (out && c->dbuf) BE_CALL("download of a scan", be->download(hout, c->dbuf, (size_t)n * 8));
+    /* the scan is complete on return (kernels.h): its buffer may travel without a fence */
+    if (out && ringed)
+        BE_CALL("download of a scan", gp_dl_ring_push(&c->ring, hout, (size_t)n * 8));
     return err;
 }
 
 /* A piece of the shard (pieces.h): both scans over it, in sub-pieces of SCAN_PIECE elements
- * on a device. Books the scan row. */
+ * on a device, each sub-piece's outputs in place once the ring is finished at the end (also
+ * after a failure: nothing in flight on return). Books the scan row. */
 static int scan_piece(gp_job *j, const void *dev, const double *dx, int64_t goff, int64_t n,
                       int first, int last, void *ctx)
 {
     scan_ctx *c = (scan_ctx *)ctx;
     const double t0 = now();
-    const int64_t step = c->dbuf ? SCAN_PIECE : (n > 0 ? n : 1);
+    const int ringed = c->ring.dev[0] != NULL;
+    const int64_t step = ringed ? SCAN_PIECE : (n > 0 ? n : 1);
     int err = 0;
     (void)first, (void)last;
     for (int64_t s = 0; s < n && !err; s += step) {
@@ -79,6 +92,10 @@ static int scan_piece(gp_job *j, const void *dev, const double *dx, int64_t goff
         const int64_t at = goff - j->off + s; /* in the shard's outputs */
         if (c->hs) err = scan_call(j, c, 0, y, NULL, len, (char *)c->hs + (size_t)at * 8);
         if (c->hi && !err) err = scan_call(j, c, 1, y, dx ? dx + s : NULL, len, c->hi + at);
+    }
+    if (ringed) {
+        const int rc = gp_dl_ring_finish(&c->ring);
+        BE_CALL("download of a scan", rc);
     }
     j->t[GP_PH_SCAN] += now() - t0;
     return err;
@@ -118,9 +135,15 @@ static int scan_outputs(gp_job *j, scan_ctx *c)
         }
     }
     res->cumsum_type = st;
-    if (!err && !device_is_host(j->be) && !(c->dbuf = j->be->alloc((size_t)SCAN_PIECE * 8))) {
-        snprintf(j->msg, j->msglen, "rank %d: cannot allocate the scans' buffer (%lld MiB of %s "
-                 "memory): %s", j->rank, (long long)(SCAN_PIECE * 8 >> 20), j->be->name,
+    /* The outputs are not touched here (gp_host_touch): their first-touch page faults are
+     * taken by the ring's copies, on the same threads, while the next sub-piece downloads;
+     * a touch pass here would take the same faults with nothing to overlap them. A ring of
+     * the shard's size when smaller than SCAN_PIECE (every piece lies within the shard). */
+    const int64_t cap = j->cnt < SCAN_PIECE ? (j->cnt > 0 ? j->cnt : 1) : SCAN_PIECE;
+    if (!err && !device_is_host(j->be) &&
+        gp_dl_ring_open(&c->ring, j->be, (size_t)cap * 8) != 0) {
+        snprintf(j->msg, j->msglen, "rank %d: cannot allocate the scans' buffer (%.1f MiB of %s "
+                 "memory): %s", j->rank, (double)cap * 8 / 1048576.0, j->be->name,
                  j->be->last_error());
         err = GP_EXIT_DEVICE;
     }
@@ -233,7 +256,9 @@ int gp_ph_scan(gp_job *j)
     int err = all ? 0 : GP_EXIT_FAIL;
     if (!all) snprintf(j->msg, j->msglen, "rank %d: out of host memory", j->rank);
     err = gp_agree(j->comm, err, j->msg, j->msglen);
-    if (!err) err = scan_outputs(j, &c);
+    const double t0 = now();
+    if (!err) err = scan_outputs(j, &c); /* the ring's buffers: pinned memory takes time */
+    j->t[GP_PH_SCAN] += now() - t0;
     if (!err) err = shard_totals(j, &c, &mine);
     if (!err) err = gather_totals(j, &mine, all);
     if (!err) {
@@ -241,7 +266,9 @@ int gp_ph_scan(gp_job *j)
         err = gp_job_foreach_piece(j, j->o->cumint && j->o->xdataset, scan_piece, &c);
     }
     if (!err) err = scan_results(j, &c, all);
-    if (c.dbuf) j->be->free(c.dbuf);
+    const double t1 = now();
+    gp_dl_ring_close(&c.ring);
+    j->t[GP_PH_SCAN] += now() - t1;
     free(all);
     return err;
 }

@@ -19,6 +19,8 @@ usage: e2e_scan.py --bin BUILD_DIR --mpirun MPIRUN_SH --work DIR --nps 1,2,...,8
   naming it, no --out left;
 - --x coordinates; the last cumulative integral against the printed integral; the summary's
   lines and the --json fields (an integer total as a JSON integer);
+- on a device, shards longer than the 2^23-element sub-pieces (the download ring turning
+  over inside a piece): numpy's and scipy's bits on exact sums;
 - the chunked path (GPUPRIM_DEVICE_MEM_LIMIT=1): within the bound, and on the CPU backend the
   unchunked bits; the same bits over repeated runs at a fixed rank count; with the sort on,
   the sorted data beside the scans of the input order; the usage errors.
@@ -229,6 +231,31 @@ def test_big(args, rng):
             check_scans(f"10^6 f32 P={P}", v, r[1])
 
 
+def test_subpieces(args, rng):
+    """A device scans a piece in sub-pieces of 2^23 elements through its download ring
+    (ph_scan.c, dl_ring.h): shards of 2^23 + 6172 to 2^24 + 12345 elements, so that the ring
+    turns over inside a piece. Small integers as float32 and dx 3/8 keep every prefix
+    exact, so both outputs must be numpy's and scipy's bits (a sub-piece out of place, or
+    one overwritten before it came down, cannot hide in the bound). The CPU backend writes
+    each piece in one call: nothing to cut there."""
+    if args.backend == "cpu":
+        return
+    n = 2**24 + 12345
+    v = rng.integers(-1000, 1000, n, endpoint=True).astype(np.float32)
+    path = write(args, "subpieces", v)
+    yf = v.astype(np.float64)
+    for P in (1, 2):
+        r = scan_run(args, P, path, "subpieces")
+        if not r:
+            continue
+        cs, ci = r[1]["v_cumsum"], r[1]["v_cumint"]
+        bad = np.flatnonzero(cs != np.cumsum(yf))
+        check(len(bad) == 0, f"sub-pieces P={P}: cumsum differs at {bad[:5]}")
+        bad = np.flatnonzero(ci != cumulative_trapezoid(yf, dx=DX, initial=0))
+        check(len(bad) == 0, f"sub-pieces P={P}: cumint differs at {bad[:5]}")
+        check(r[2]["cumint_last"] == ci[-1], f"sub-pieces P={P}: JSON cumint_last")
+
+
 def test_overflow(args):
     ok_cases = [("fit_i64", np.array([I64_MAX - 1, 1], np.int64), I64_MAX),
                 ("fit_i64_min", np.array([I64_MIN + 1, -1, 3, -3], np.int64), I64_MIN),
@@ -317,7 +344,7 @@ def main():
         return 77
     for test in (test_usage, test_special, test_overflow):
         test(args)
-    for test in (test_types, test_sizes, test_big, test_chunked_determinism_sort):
+    for test in (test_types, test_sizes, test_big, test_subpieces, test_chunked_determinism_sort):
         test(args, rng)
     return summary()
 

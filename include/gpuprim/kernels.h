@@ -453,7 +453,9 @@ typedef struct gp_backend {
      *     (carry->index + i) unless it is set already; the values from it on are then
      *     unspecified (never a silent wrap: the caller checks carry->overflow). The exact
      *     total goes on in carry->isum.
-     * On return the carry describes the sequence up to y[n-1] (its total, index += n).
+     * On return the carry describes the sequence up to y[n-1] (its total, index += n) and
+     * out holds every output (CUDA: the call ends by synchronising its stream), so that a
+     * download_async of out needs no fence before it (cumint alike).
      * out == NULL: nothing is written and only the totals and index are advanced (float
      * t: the same bits as a scan on the CPU backend, deterministic and within the bound on
      * CUDA; integer t: isum exact, overflow not looked for): a rank's total before its scan.
