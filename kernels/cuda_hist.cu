@@ -124,6 +124,10 @@ struct HistArgs {
      * division and no edge read (accept_window). */
     int acc;
     float acc_lo, acc_hi;
+    /* 32-bit integer data whose [lo_i, hi_i] lies within the type (bin_i32n): x - lo_i in
+     * 32-bit arithmetic, in range when at most span_u */
+    int narrow;
+    unsigned span_u;
 };
 
 /* 32-bit integer data compare with the edges as integer thresholds: for an integer x,
@@ -237,11 +241,28 @@ __device__ __forceinline__ int bin_i32(long long x, const HistArgs &a, const lon
     return i;
 }
 
+/* bin_i32 of a 32-bit integer x of type T when the plan is narrow: the range check and the
+ * accept window's product in 32-bit arithmetic ((float)(x - lo_i) rounded from the same
+ * value as bin_i32's), bin_i32 itself otherwise. */
+template <typename T>
+__device__ __forceinline__ int bin_i32n(T x, const HistArgs &a, const long long *t)
+{
+    const unsigned d = (unsigned)x - (unsigned)a.lo_i;
+    if (d > a.span_u) return x < (T)a.lo_i ? a.nbins : a.nbins + 1;
+    if (a.acc) {
+        const float num = __fadd_rn(__uint2float_rn(d), a.frac_f);
+        const int b = accepted(__fmul_rn(num, a.scale_i), a);
+        if (b >= 0) return b;
+    }
+    return bin_i32((long long)x, a, t);
+}
+
 /* The bin of element v of type T under MODE (gp_hist_mode). */
 template <int MODE, typename T, typename E>
 __device__ __forceinline__ int bin_of(T v, const HistArgs &a, const E *e)
 {
     if constexpr (MODE == GP_HIST_F64 && IntEdges<T>::value) {
+        if (a.narrow) return bin_i32n(v, a, (const long long *)e);
         return bin_i32((long long)v, a, (const long long *)e);
     } else if constexpr (MODE == GP_HIST_F64) {
         return bin_f64((double)v, a, (const double *)e);
@@ -405,6 +426,10 @@ HistArgs hist_args_of(const gp_hist_spec *s)
         a.frac_f = (float)((double)a.lo_i - s->lo_d);
         a.scale_i = (float)a.scale_d;
         a.fast_i = a.fast && isfinite(a.frac_f) && isfinite(a.scale_i) && a.scale_i >= FLT_MIN;
+        const long long tmin = s->t == GP_I32 ? INT32_MIN : 0;
+        const long long tmax = s->t == GP_I32 ? INT32_MAX : (long long)UINT32_MAX;
+        a.narrow = a.lo_i >= tmin && a.hi_i <= tmax && a.lo_i <= a.hi_i;
+        a.span_u = a.narrow ? (unsigned)(a.hi_i - a.lo_i) : 0u;
     }
     if (s->mode == GP_HIST_F32 || s->t == GP_I32 || s->t == GP_U32) accept_window(s, a);
     return a;

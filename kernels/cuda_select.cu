@@ -5,13 +5,15 @@
  * radix_hist: a grid-stride pass with 16-byte vector loads; each element's order key (the
  * sort's map, gpc_key_of) is matched against the pass's prefixes (all of them at once: a
  * filter of 1024 bits holding the low 10 bits of each prefix turns most keys away with one
- * conflict-free shared read, then a binary search over the launch's prefixes in shared
- * memory; the first pass has one prefix that every key matches) and its digit counted into
- * the block's histograms in shared memory (a run of one counter costing one shared atomic;
- * on the first pass four copies taken by lane, against the conflicts of skewed digits),
- * which each block adds into the device counts with 64-bit integer atomics at the end. As
- * many prefixes' histograms as fit one block's shared memory go in one launch (2^11
- * counters each: 26 per launch in the 227 KiB of an H100 / H200), more in further launches.
+ * conflict-free shared read, then a table of those low bits names the one prefix to compare,
+ * or for several a binary search over the launch's prefixes in shared memory; the first pass
+ * has one prefix that every key matches) and its digit counted into the block's histograms
+ * in shared memory (on the first pass a thread's run of one counter costing one shared
+ * atomic, with four copies taken by lane against the conflicts of skewed digits; later, a
+ * vector of one counter), which each block adds into the device counts with 64-bit integer
+ * atomics at the end. As many prefixes' histograms as fit one block's shared memory go in one
+ * launch (2^11 counters each: 26 per launch in the 227 KiB of an H100 / H200), more in
+ * further launches.
  * runs: the same pass comparing each element with the one before it; a block sum, then one
  * 64-bit atomic per block.
  */
@@ -35,9 +37,68 @@ struct SelArgs {
     unsigned long long p[GP_SELECT_MAX]; /* ... ascending */
 };
 
+/* A later pass's counter of one key (its prefix's histogram, its digit), or -1 when no
+ * prefix of the launch is its: the filter sf (bit h % 1024 of each prefix h, one word a
+ * bank: a conflict-free read turns most keys away), then the table st (h % 1024 -> the one
+ * prefix with those low bits, plus 1; 255 for several: a binary search over sp). */
+struct SelMatch {
+    const SelArgs &a;
+    const unsigned long long *sp;
+    const unsigned *sf;
+    const unsigned char *st;
+    __device__ __forceinline__ int slot(unsigned long long k) const
+    {
+        const unsigned long long h = k >> a.top;
+        if (!((sf[(h >> 5) & 31u] >> (h & 31u)) & 1u)) return -1;
+        const unsigned t = st[h & 1023u];
+        int p = (int)t - 1;
+        if (t == 255u) {
+            int lo = 0, hi = a.np;
+            while (lo < hi) {
+                const int mid = (lo + hi) >> 1;
+                if (sp[mid] < h) lo = mid + 1;
+                else hi = mid;
+            }
+            p = lo < a.np ? lo : 0;
+        }
+        if (p < 0 || sp[p] != h) return -1;
+        return (p << a.bits) + (int)((k >> a.shift) & ((1ull << a.bits) - 1ull));
+    }
+};
+
+/* The visitor of a later pass: each matching key counted into the block's counters `to`, a
+ * vector whose keys share one counter (constant or sorted data) with one atomic. */
+template <typename T> struct SelPass {
+    static constexpr bool RAW = false;
+    const SelMatch &m;
+    unsigned *to;
+    template <int V> __device__ __forceinline__ void vec(const T (&v)[V], long long)
+    {
+        int b[V];
+        bool same = true;
+#pragma unroll
+        for (int k = 0; k < V; k++) {
+            b[k] = m.slot(gpc_key_of(v[k]));
+            same = same && b[k] == b[0];
+        }
+        if (same) {
+            if (b[0] >= 0) atomicAdd(to + b[0], (unsigned)V);
+            return;
+        }
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            if (b[k] >= 0) atomicAdd(to + b[k], 1u);
+    }
+    __device__ __forceinline__ void elem(T v, long long)
+    {
+        const int b = m.slot(gpc_key_of(v));
+        if (b >= 0) atomicAdd(to + b, 1u);
+    }
+};
+
 /* radix_hist of y[0, n) into the device counts g (this launch's np << bits), in `copies`
  * copies of the block's counters (cuda_dist.cuh). ALL: the first pass, whose one prefix
- * every key has. */
+ * every key has (a thread's run of one digit costing one atomic); else SelPass. */
 template <typename T, bool ALL>
 __global__ void __launch_bounds__(THREADS)
 k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__restrict__ g,
@@ -45,8 +106,9 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
 {
     extern __shared__ unsigned sc[];
     __shared__ unsigned long long sp[GP_SELECT_MAX];
-    __shared__ unsigned sf[32]; /* the filter: bit h % 1024 of each prefix h, one word a bank */
-    const int nd = 1 << a.bits, ncnt = a.np << a.bits, stride = copy_stride(ncnt);
+    __shared__ unsigned sf[32];
+    __shared__ unsigned char st[1024];
+    const int ncnt = a.np << a.bits, stride = copy_stride(ncnt);
     zero_counts(sc, copies, stride);
     unsigned *mine = sc + (threadIdx.x & 31) % copies * stride;
     for (int i = threadIdx.x; i < a.np; i += THREADS) sp[i] = a.p[i];
@@ -56,30 +118,26 @@ k_radix(const T *__restrict__ y, long long n, SelArgs a, unsigned long long *__r
             if ((int)((a.p[i] >> 5) & 31u) == (int)threadIdx.x) w |= 1u << (a.p[i] & 31u);
         sf[threadIdx.x] = w;
     }
+    for (int e = threadIdx.x; e < 1024; e += THREADS) {
+        unsigned t = 0u;
+        for (int i = 0; i < a.np; i++)
+            if ((a.p[i] & 1023u) == (unsigned)e) t = t ? 255u : (unsigned)i + 1u;
+        st[e] = (unsigned char)t;
+    }
     __syncthreads();
-    const unsigned long long pmin = sp[0], pmax = sp[a.np - 1];
-    Run run;
-    run.init();
-    auto put = [&](T v) {
-        const unsigned long long k = gpc_key_of(v);
-        int p = 0;
-        if (!ALL) {
-            const unsigned long long h = k >> a.top;
-            if (!((sf[(h >> 5) & 31u] >> (h & 31u)) & 1u)) return; /* most keys end here */
-            if (h < pmin || h > pmax) return;
-            int lo = 0, hi = a.np;
-            while (lo < hi) {
-                const int mid = (lo + hi) >> 1;
-                if (sp[mid] < h) lo = mid + 1;
-                else hi = mid;
-            }
-            if (sp[lo] != h) return;
-            p = lo;
-        }
-        run.add(mine, (p << a.bits) + (int)((k >> a.shift) & (unsigned long long)(nd - 1)));
-    };
-    for_each_elem(y, n, put);
-    run.flush(mine);
+    if constexpr (ALL) {
+        Run run;
+        run.init();
+        auto put = [&](T v) {
+            run.add(mine, (int)((gpc_key_of(v) >> a.shift) & ((1ull << a.bits) - 1ull)));
+        };
+        for_each_elem(y, n, put);
+        run.flush(mine);
+    } else {
+        const SelMatch m{a, sp, sf, st};
+        SelPass<T> f{m, mine};
+        blk::grid_pass<THREADS, UNROLL>(y, n, f);
+    }
     __syncthreads();
     flush_counts(sc, copies, stride, g, ncnt);
 }
@@ -95,7 +153,7 @@ int launch_radix(const T *y, long long n, const gp_select *sel, unsigned long lo
     int rc = smem_max(&smax);
     if (rc) return rc;
     const size_t per = (size_t)4 << sel->bits; /* bytes of one prefix's counters */
-    const size_t room = smax > 2048 + per ? smax - 2048 : per; /* static: the prefixes */
+    const size_t room = smax > 4096 + per ? smax - 4096 : per; /* static: prefixes, filter, table */
     const int group = (int)((room - 4 * 32) / per);            /* with copy_stride's pad */
     const bool all = sel->shift + sel->bits >= sel->width;
     const int copies = all ? COPIES : 1; /* 4 x 8 KiB: 6 blocks of 256 threads per SM */
