@@ -283,7 +283,10 @@ static void job_release(gp_job *j)
     if (j->xchg) gp_exchange_destroy(j->xchg);
     if (j->pin_open) gp_h5_close(&j->pin);
     if (j->in_open) gp_h5_close(&j->in);
-    for (int k = 0; k < j->nouts; k++) free(j->outs[k].host);
+    for (int k = 0; k < j->nouts; k++) {
+        free(j->outs[k].host);
+        if (j->outs[k].free_dev && !leave) be->free((void *)j->outs[k].dev);
+    }
 }
 
 /* ---- read ------------------------------------------------------------------------------ */

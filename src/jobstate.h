@@ -33,6 +33,7 @@ typedef struct gp_output {
                                  it), or NULL with dev */
     const void *dev;          /* or in backend memory (kept by its owner until the write),
                                  written through the job's pieces */
+    int free_dev;             /* the job owns dev: be->free at its end */
 } gp_output;
 
 #define GP_MAX_OUTPUTS 8 /* registered outputs of one job */

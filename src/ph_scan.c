@@ -12,9 +12,12 @@
  * non-empty rank's last sample (and x), as a sequential rule would. An integer prefix that
  * does not fit its output type fails the job with the first global index where it happens.
  *
- * On a backend whose memory is not host memory each call scans a sub-piece of at most
- * SCAN_PIECE elements into a buffer of the download ring (dl_ring.h), which takes it down to
- * the host output while the device scans the next sub-piece and the host's threads copy the
+ * On a device, when the shard is resident there, no sort follows and every rank has room
+ * (outputs_on_device), each piece is scanned straight into outputs in device memory, which
+ * the write phase takes down through its pinned pieces while it writes: nothing crosses to
+ * the host in this phase. Otherwise each call scans a sub-piece of at most SCAN_PIECE
+ * elements into a buffer of the download ring (dl_ring.h), which takes it down to the host
+ * output while the device scans the next sub-piece and the host's threads copy the
  * sub-piece before out of its pinned staging buffer; the ring is drained at the end of every
  * piece, so nothing travels across the loop's collective calls.
  */
@@ -41,7 +44,9 @@ typedef struct scan_ctx {
     void *hs;               /* --cumsum's output (8-byte elements), or NULL */
     double *hi;             /* --cumulative-integral's output, or NULL */
     gp_dl_ring ring;        /* the scans' way down (ring.dev[0] NULL: the backend writes
-                               host memory directly) */
+                               host memory directly, or the outputs stay on the device) */
+    char *ds, *di;          /* the outputs in device memory until the write (ondevice), or
+                               NULL: hs and hi */
 } scan_ctx;
 
 /* What each rank tells the others: its totals, its ends, its count. */
@@ -55,22 +60,29 @@ typedef struct rank_total {
     uint64_t last_bits;     /* ... and the last integer cumsum (int64 or uint64 bits) */
 } rank_total;
 
-/* One call of a scan on a sub-piece: out is the ring's buffer, pushed down to host at hout
- * (complete after the piece's gp_dl_ring_finish), or the host output itself. */
+/* One call of a scan on a sub-piece whose outputs start at element `at` of the shard's: into
+ * the device outputs in place, or into the ring's buffer, pushed down to the host outputs
+ * (complete after the piece's gp_dl_ring_finish), or into the host outputs themselves. */
 static int scan_call(gp_job *j, scan_ctx *c, int cumint, const void *y, const double *x,
-                     int64_t n, void *hout)
+                     int64_t n, int64_t at)
 {
     const gp_backend *be = j->be;
     const int ringed = c->ring.dev[0] != NULL;
-    void *out = c->totals_only ? NULL : ringed ? gp_dl_ring_buffer(&c->ring) : hout;
+    char *dout = cumint ? c->di : c->ds;
+    char *hout = cumint ? (char *)c->hi : (char *)c->hs;
+    void *out = c->totals_only ? NULL
+                : dout         ? dout + (size_t)at * 8
+                : ringed       ? gp_dl_ring_buffer(&c->ring)
+                               : hout + (size_t)at * 8;
     int err = 0;
     if (cumint)
         BE_CALL("cumulative integral", be->cumint(j->dt, y, x, j->o->dx, n, &c->ci, out));
     else
         BE_CALL("cumulative sum", be->cumsum(j->dt, y, n, &c->cs, out));
     /* the scan is complete on return (kernels.h): its buffer may travel without a fence */
-    if (out && ringed)
-        BE_CALL("download of a scan", gp_dl_ring_push(&c->ring, hout, (size_t)n * 8));
+    if (out && ringed && !dout)
+        BE_CALL("download of a scan", gp_dl_ring_push(&c->ring, hout + (size_t)at * 8,
+                                                      (size_t)n * 8));
     return err;
 }
 
@@ -83,15 +95,15 @@ static int scan_piece(gp_job *j, const void *dev, const double *dx, int64_t goff
     scan_ctx *c = (scan_ctx *)ctx;
     const double t0 = now();
     const int ringed = c->ring.dev[0] != NULL;
-    const int64_t step = ringed ? SCAN_PIECE : (n > 0 ? n : 1);
+    const int64_t step = ringed ? SCAN_PIECE : (n > 0 ? n : 1); /* ring: its buffers' size */
     int err = 0;
     (void)first, (void)last;
     for (int64_t s = 0; s < n && !err; s += step) {
         const int64_t len = n - s < step ? n - s : step;
         const void *y = (const unsigned char *)dev + (size_t)s * j->sz;
         const int64_t at = goff - j->off + s; /* in the shard's outputs */
-        if (c->hs) err = scan_call(j, c, 0, y, NULL, len, (char *)c->hs + (size_t)at * 8);
-        if (c->hi && !err) err = scan_call(j, c, 1, y, dx ? dx + s : NULL, len, c->hi + at);
+        if (c->hs || c->ds) err = scan_call(j, c, 0, y, NULL, len, at);
+        if ((c->hi || c->di) && !err) err = scan_call(j, c, 1, y, dx ? dx + s : NULL, len, at);
     }
     if (ringed) {
         const int rc = gp_dl_ring_finish(&c->ring);
@@ -101,46 +113,95 @@ static int scan_piece(gp_job *j, const void *dev, const double *dx, int64_t goff
     return err;
 }
 
-/* The outputs' host memory and names, registered for the write (ph_write.c); the device
- * buffer. Agreed. */
+/* Whether the scans' nout outputs stay in device memory until the write, which takes them
+ * down through the job's pinned pieces while it writes (gp_write_from), instead of going
+ * down to host memory in the scan phase: the shard resident on a device, no sort to come
+ * (the plan counted the sort's memory without them), and room for them on every rank with a
+ * margin (256 MiB and an eighth) for the phases after. Agreed: the write's calls of a dataset
+ * are collective, and differ for device and host memory. */
+static int outputs_on_device(gp_job *j, int nout)
+{
+    int can = !device_is_host(j->be) && !j->chunked && !j->ooc && !j->sorting;
+    if (can) {
+        size_t mfree = 0, mtotal = 0;
+        const size_t need = (size_t)nout * (size_t)(j->cnt > 0 ? j->cnt : 1) * 8;
+        can = j->be->mem_info(&mfree, &mtotal) == GP_OK &&
+              need + need / 8 + ((size_t)256 << 20) <= mfree;
+    }
+    int all = 0;
+    if (MPI_Allreduce(&can, &all, 1, MPI_INT, MPI_MIN, j->comm) != MPI_SUCCESS) return 0;
+    return all;
+}
+
+/* One output's memory: in device memory (ondevice: owned by the job until its end) or in
+ * host memory. 0, or an exit code with j->msg set. */
+static int output_memory(gp_job *j, gp_output *out, int ondevice)
+{
+    const size_t bytes = (size_t)(j->cnt > 0 ? j->cnt : 1) * 8;
+    if (ondevice) {
+        void *d = j->be->alloc(bytes);
+        if (!d) {
+            snprintf(j->msg, j->msglen, "rank %d: %s: cannot allocate %.1f MiB of %s memory: %s",
+                     j->rank, out->name, (double)bytes / 1048576.0, j->be->name,
+                     j->be->last_error());
+            return GP_EXIT_DEVICE;
+        }
+        out->dev = d;
+        out->free_dev = 1;
+    } else if (!(out->host = malloc(bytes))) {
+        snprintf(j->msg, j->msglen, "rank %d: %s: out of host memory (%zu bytes)", j->rank,
+                 out->name, bytes);
+        return GP_EXIT_FAIL;
+    }
+    return 0;
+}
+
+/* The outputs' memory and names, registered for the write (ph_write.c); on a device whose
+ * outputs go to host memory, the download ring. Agreed. */
 static int scan_outputs(gp_job *j, scan_ctx *c)
 {
     const gp_options *o = j->o;
     gp_result_scan *res = &j->res->scan;
-    const size_t bytes = (size_t)(j->cnt > 0 ? j->cnt : 1) * 8;
     const gp_dtype st = gp_dtype_is_float(j->dt) ? GP_F64
                         : j->dt == GP_I32 || j->dt == GP_I64 ? GP_I64 : GP_U64;
     const int wants[2] = {o->cumsum, o->cumint};
     const char *const suffix[2] = {"_cumsum", "_cumint"};
     char *const names[2] = {res->cumsum_dset, res->cumint_dset};
+    const int ondevice = outputs_on_device(j, wants[0] + wants[1]);
     int err = 0;
     for (int k = 0; k < 2 && !err; k++) {
         if (!wants[k]) continue;
-        gp_output out = {"", H5I_INVALID_HID, k ? GP_F64 : st, {j->N, j->off, j->cnt}, NULL, NULL};
+        gp_output out = {"", H5I_INVALID_HID, k ? GP_F64 : st, {j->N, j->off, j->cnt}, NULL, NULL,
+                         0};
         if ((size_t)snprintf(out.name, sizeof out.name, "%s%s", j->in.dataset, suffix[k]) >=
             sizeof out.name) {
             snprintf(j->msg, j->msglen, "%s: %s: the path of %s%s is too long", o->file,
                      j->in.dataset, j->in.dataset, suffix[k]);
             err = GP_EXIT_DATASET;
-        } else if (!(out.host = malloc(bytes))) {
-            snprintf(j->msg, j->msglen, "rank %d: %s: out of host memory (%zu bytes)", j->rank,
-                     out.name, bytes);
-            err = GP_EXIT_FAIL;
+        } else if ((err = output_memory(j, &out, ondevice)) != 0) {
+            /* j->msg says why */
         } else if ((err = gp_job_add_output(j, &out)) != 0) {
             free(out.host);
+            if (out.dev) j->be->free((void *)out.dev);
         } else {
             snprintf(names[k], sizeof res->cumsum_dset, "%s", out.name);
-            if (k) c->hi = (double *)out.host;
-            else c->hs = out.host;
+            if (k) {
+                c->hi = (double *)out.host;
+                c->di = (char *)out.dev;
+            } else {
+                c->hs = out.host;
+                c->ds = (char *)out.dev;
+            }
         }
     }
     res->cumsum_type = st;
-    /* The outputs are not touched here (gp_host_touch): their first-touch page faults are
-     * taken by the ring's copies, on the same threads, while the next sub-piece downloads;
-     * a touch pass here would take the same faults with nothing to overlap them. A ring of
-     * the shard's size when smaller than SCAN_PIECE (every piece lies within the shard). */
+    /* The host outputs are not touched here (gp_host_touch): their first-touch page faults
+     * are taken by the ring's copies, on the same threads, while the next sub-piece
+     * downloads; a touch pass here would take the same faults with nothing to overlap them.
+     * A ring of the shard's size when smaller than SCAN_PIECE (every piece lies within the
+     * shard). */
     const int64_t cap = j->cnt < SCAN_PIECE ? (j->cnt > 0 ? j->cnt : 1) : SCAN_PIECE;
-    if (!err && !device_is_host(j->be) &&
+    if (!err && !device_is_host(j->be) && !ondevice &&
         gp_dl_ring_open(&c->ring, j->be, (size_t)cap * 8) != 0) {
         snprintf(j->msg, j->msglen, "rank %d: cannot allocate the scans' buffer (%.1f MiB of %s "
                  "memory): %s", j->rank, (double)cap * 8 / 1048576.0, j->be->name,
@@ -231,12 +292,19 @@ static int scan_results(gp_job *j, scan_ctx *c, rank_total *t)
     rank_total mine;
     memset(&mine, 0, sizeof mine);
     mine.cnt = j->cnt;
-    if (j->cnt > 0 && c->hs) {
-        memcpy(&mine.last_bits, (const char *)c->hs + (size_t)(j->cnt - 1) * 8, 8);
-        memcpy(&mine.last_sum, &mine.last_bits, 8);
-    }
+    const size_t last = (size_t)(j->cnt > 0 ? j->cnt - 1 : 0) * 8;
+    int err = 0;
+    if (j->cnt > 0 && c->hs) memcpy(&mine.last_bits, (const char *)c->hs + last, 8);
+    if (j->cnt > 0 && c->ds)
+        BE_CALL("download of a scan's last value",
+                j->be->download(&mine.last_bits, c->ds + last, 8));
+    memcpy(&mine.last_sum, &mine.last_bits, 8);
     if (j->cnt > 0 && c->hi) mine.last_int = c->hi[j->cnt - 1];
-    int err = gather_totals(j, &mine, t);
+    if (j->cnt > 0 && c->di)
+        BE_CALL("download of a scan's last value",
+                j->be->download(&mine.last_int, c->di + last, 8));
+    err = gp_agree(j->comm, err, j->msg, j->msglen);
+    if (!err) err = gather_totals(j, &mine, t);
     for (int q = j->P - 1; q >= 0 && !err; q--) {
         if (t[q].cnt == 0) continue;
         res->total = gp_dtype_is_float(j->dt) ? t[q].last_sum : 0.0;
