@@ -156,7 +156,7 @@ int gp_scan_algo(void)
 {
     if (g_scan_algo) return g_scan_algo;
     const int k = gp_tuning_get()->scan_algo;
-    return k ? k : GP_SCAN_ALGO_LOOKBACK;
+    return k ? k : GP_SCAN_ALGO_RTS;
 }
 
 int gp_mem_limit_env(size_t *free_bytes, char *why, size_t whylen)

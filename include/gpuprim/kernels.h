@@ -463,9 +463,9 @@ typedef struct gp_backend {
      * overlapping), GP_EDEVICE. CPU: blocks of 64 elements, each a naive float64 prefix plus
      * the double-double carry. CUDA: per thread a sequential scan of its items, per warp
      * __shfl_up_sync steps, per block the warp totals scanned in shared memory, across
-     * blocks a single pass with decoupled look-back (or reduce-then-scan,
-     * GPUPRIM_SCAN_ALGO); the carry between blocks is the double-double left fold of the
-     * blocks' float64 totals in block order, so its bits do not depend on timing. */
+     * blocks reduce-then-scan (or a single pass with decoupled look-back,
+     * GPUPRIM_SCAN_ALGO); the carry between blocks is a fixed double-double formula of the
+     * blocks' float64 totals, so its bits do not depend on timing. */
     int (*cumsum)(gp_dtype t, const void *y, int64_t n, gp_scan_carry *carry, void *out);
 
     /* Cumulative trapezoid rule (scipy.integrate.cumulative_trapezoid with initial=0, y
