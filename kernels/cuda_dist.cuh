@@ -1,10 +1,11 @@
 /* cuda_dist.cuh — what the CUDA backend's histogram and selection files share (namespace
- * dst): their device scratch buffers, the launch sizing of a grid-stride kernel with dynamic
- * shared memory, the pass over the elements (blk::grid_pass), a thread's runs of one counter
- * (shared or global), and the end of every counting kernel (a block's shared-memory counters
- * added into the device counts with 64-bit integer atomics: the same totals whatever the
- * order of the blocks). cuda_hist.cu (hist, finite_range) defines the host functions;
- * cuda_select.cu (radix_hist, runs) uses them. Not part of the public contract.
+ * dst): their device scratch buffers and pinned host buffers, the launch sizing of a
+ * grid-stride kernel with dynamic shared memory, the pass over the elements
+ * (blk::grid_pass), a thread's runs of one counter, and the end of every counting kernel (a
+ * block's shared-memory counters added into the device counts with 64-bit integer atomics:
+ * the same totals whatever the order of the blocks). cuda_dist.cu defines the host
+ * functions; cuda_hist.cu (hist, finite_range) and cuda_select.cu (radix_hist, runs) use
+ * them. Not part of the public contract.
  */
 #ifndef GP_CUDA_DIST_CUH
 #define GP_CUDA_DIST_CUH
@@ -36,9 +37,17 @@ int scratch(int slot, size_t bytes, void **p);
  * that no block counts 2^32 items into a 32-bit shared counter. GP_OK or GP_EDEVICE. */
 int grid_of(const void *kernel, size_t smem, long long work, int per_thread, int *blocks);
 
-/* The device counts d[0, len) (uint64, the kernels' atomics) copied to the host and added
- * into counts[0, len) (the launches before it on the default stream complete first). GP_OK
- * or GP_EDEVICE. */
+/* Pinned host slots: the edges' way in, the counts' way back. */
+enum { HSLOT_COUNTS = 0, HSLOT_EDGES = 1, NHSLOTS = 2 };
+
+/* A pinned host buffer of at least `bytes` bytes in host slot `slot` (grow-only, kept for the
+ * process's life; small copies from and to it are asynchronous). GP_OK or GP_EDEVICE. */
+int pinned(int slot, size_t bytes, void **p);
+
+/* The device counts d[0, len) (uint64, the kernels' atomics) copied to the host (through the
+ * pinned slot HSLOT_COUNTS, then a synchronisation of the default stream) and added into
+ * counts[0, len) (the launches before it on the default stream complete first). GP_OK or
+ * GP_EDEVICE. */
 int add_counts(const void *d, size_t len, int64_t *counts);
 
 /* The shared memory one block may use (the device's opt-in maximum), bytes. GP_OK or

@@ -1,6 +1,5 @@
 /* cuda_hist.cu — the CUDA backend's histogram entries: gp_backend.hist (numpy's histogram
- * rule, gpuprim/dist.h) and finite_range; and the scratch and launch sizing that
- * cuda_select.cu shares (cuda_dist.cuh).
+ * rule, gpuprim/dist.h) and finite_range.
  *
  * hist: a grid-stride pass with 16-byte vector loads (UNROLL in flight per thread); each
  * thread bins its elements with numpy's rule (hist_rule.h: the same code as the CPU twin
@@ -28,79 +27,6 @@
 #include <string.h>
 #include <type_traits>
 #include <vector>
-
-/* ---- scratch and launch sizing (cuda_dist.cuh) ------------------------------------------ */
-
-namespace dst {
-
-/* One scratch slot (one anonymous namespace per file: nvcc's kernel stubs need that). */
-struct Slot {
-    int device;
-    void *p;
-    size_t cap;
-};
-static Slot g_slots[NSLOTS] = {{-1, NULL, 0}, {-1, NULL, 0}, {-1, NULL, 0}};
-
-int scratch(int slot, size_t bytes, void **p)
-{
-    int dev = -1;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    Slot &s = g_slots[slot];
-    if (s.device != dev || s.cap < bytes) {
-        size_t cap = bytes < 4096 ? 4096 : bytes;
-        if (s.device == dev && s.p) CUDA_CHECK(cudaFree(s.p));
-        s.p = NULL;
-        s.cap = 0;
-        void *q = NULL;
-        CUDA_CHECK(cudaMalloc(&q, cap));
-        s.device = dev;
-        s.p = q;
-        s.cap = cap;
-    }
-    *p = s.p;
-    return GP_OK;
-}
-
-int add_counts(const void *d, size_t len, int64_t *counts)
-{
-    std::vector<unsigned long long> h(len);
-    CUDA_CHECK(cudaMemcpy(h.data(), d, len * 8, cudaMemcpyDeviceToHost));
-    for (size_t i = 0; i < len; i++) counts[i] += (int64_t)h[i];
-    return GP_OK;
-}
-
-int smem_max(size_t *bytes)
-{
-    const gpc_devinfo *d = NULL;
-    const int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
-    *bytes = d->smem_per_block_optin;
-    return GP_OK;
-}
-
-int grid_of(const void *kernel, size_t smem, long long work, int per_thread, int *blocks)
-{
-    const gpc_devinfo *d = NULL;
-    int rc = gpc_devinfo_get(&d);
-    if (rc) return rc;
-    if (smem > 48 * 1024)
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        (int)smem));
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem));
-    if (per_sm < 1) per_sm = 1;
-    long long b = (long long)d->sm_count * per_sm;
-    const long long step = (long long)THREADS * per_thread;
-    const long long need = (work + step - 1) / step;
-    if (b > need) b = need;
-    const long long least = (work >> 30) + 1; /* < 2^30 items per block */
-    if (b < least) b = least;
-    if (b > d->max_grid_x) b = d->max_grid_x;
-    *blocks = (int)(b < 1 ? 1 : b);
-    return GP_OK;
-}
-
-} // namespace dst
 
 namespace {
 
@@ -540,8 +466,11 @@ extern "C" int gp_cuda_hist(const gp_hist_spec *s, const void *y, int64_t n, int
         (rc = scratch(SLOT_COUNTS, ncount * 8, &d_counts)))
         return rc;
     std::vector<long long> tbl;
-    CUDA_CHECK(cudaMemcpy(d_edges, edge_table(s, tbl), ebytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_counts, 0, ncount * 8));
+    void *h_edges = NULL;
+    if ((rc = pinned(HSLOT_EDGES, ebytes, &h_edges))) return rc;
+    memcpy(h_edges, edge_table(s, tbl), ebytes); /* the last call's copy from it is done */
+    CUDA_CHECK(cudaMemcpyAsync(d_edges, h_edges, ebytes, cudaMemcpyHostToDevice, 0));
+    CUDA_CHECK(cudaMemsetAsync(d_counts, 0, ncount * 8, 0));
     const HistArgs a = hist_args_of(s);
     unsigned long long *dc = (unsigned long long *)d_counts;
     rc = gpc_with_dtype(s->t, [&](auto z) {
@@ -554,7 +483,11 @@ extern "C" int gp_cuda_hist(const gp_hist_spec *s, const void *y, int64_t n, int
             return launch_hist<T, GP_HIST_F64>((const T *)y, n, a, d_edges, dc);
         }
     });
-    return rc ? rc : add_counts(d_counts, ncount, counts);
+    if (rc) {
+        (void)cudaStreamSynchronize(0); /* the edges' copy is done before the next call's */
+        return rc;
+    }
+    return add_counts(d_counts, ncount, counts);
 }
 
 /* The finite range — gp_backend.finite_range on the GPU: one launch, the record copied back

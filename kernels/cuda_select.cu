@@ -269,7 +269,7 @@ extern "C" int gp_cuda_radix_hist(gp_dtype t, const void *y, int64_t n, const gp
     const size_t len = gp_select_counts_len(sel);
     void *d = NULL;
     if ((rc = scratch(SLOT_COUNTS, len * 8, &d))) return rc;
-    CUDA_CHECK(cudaMemset(d, 0, len * 8));
+    CUDA_CHECK(cudaMemsetAsync(d, 0, len * 8, 0));
     unsigned long long *g = (unsigned long long *)d;
     rc = gpc_with_dtype(t, [&](auto z) {
         typedef decltype(z) T;
