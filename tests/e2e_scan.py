@@ -232,28 +232,33 @@ def test_big(args, rng):
 
 
 def test_subpieces(args, rng):
-    """A device scans a piece in sub-pieces of 2^23 elements through its download ring
-    (ph_scan.c, dl_ring.h): shards of 2^23 + 6172 to 2^24 + 12345 elements, so that the ring
-    turns over inside a piece. Small integers as float32 and dx 3/8 keep every prefix
-    exact, so both outputs must be numpy's and scipy's bits (a sub-piece out of place, or
-    one overwritten before it came down, cannot hide in the bound). The CPU backend writes
-    each piece in one call: nothing to cut there."""
+    """Large shards on a device, two ways (ph_scan.c): with --no-sort the outputs stay in
+    device memory for the write (outputs_on_device); with the sort after them they go down
+    in sub-pieces of 2^23 elements through the download ring (dl_ring.h). Shards of
+    2^23 + 6172 to 2^24 + 12345 elements, so that the ring turns over inside a piece. Small
+    integers as float32 and dx 3/8 keep every prefix exact, so both outputs must be numpy's
+    and scipy's bits (a sub-piece out of place, or one overwritten before it came down,
+    cannot hide in the bound). The CPU backend writes each piece in one call: nothing to cut
+    there."""
     if args.backend == "cpu":
         return
     n = 2**24 + 12345
     v = rng.integers(-1000, 1000, n, endpoint=True).astype(np.float32)
     path = write(args, "subpieces", v)
     yf = v.astype(np.float64)
-    for P in (1, 2):
-        r = scan_run(args, P, path, "subpieces")
+    for P, sort in ((1, False), (2, False), (2, True)):
+        tag = f"sub-pieces P={P}{' sorted' if sort else ''}"
+        r = scan_run(args, P, path, "subpieces", sort=sort)
         if not r:
             continue
         cs, ci = r[1]["v_cumsum"], r[1]["v_cumint"]
         bad = np.flatnonzero(cs != np.cumsum(yf))
-        check(len(bad) == 0, f"sub-pieces P={P}: cumsum differs at {bad[:5]}")
+        check(len(bad) == 0, f"{tag}: cumsum differs at {bad[:5]}")
         bad = np.flatnonzero(ci != cumulative_trapezoid(yf, dx=DX, initial=0))
-        check(len(bad) == 0, f"sub-pieces P={P}: cumint differs at {bad[:5]}")
-        check(r[2]["cumint_last"] == ci[-1], f"sub-pieces P={P}: JSON cumint_last")
+        check(len(bad) == 0, f"{tag}: cumint differs at {bad[:5]}")
+        check(r[2]["cumint_last"] == ci[-1], f"{tag}: JSON cumint_last")
+        if sort:
+            check(np.array_equal(r[1]["v"], np.sort(v)), f"{tag}: the sorted values")
 
 
 def test_overflow(args):
