@@ -1,0 +1,333 @@
+/* cpu_merge_k.c — the one-pass merge of up to GP_MERGE_K_MAX sorted runs on the host's
+ * threads (gp_cpu_merge_k, cpu_merge_k.h): the output cut into parts, each part's start in
+ * every run found by co-ranking, and each part merged by a loser tree. Internal to kernels/.
+ */
+#include "cpu_common.h"
+#include "cpu_merge_k.h"
+#include "host.h"
+
+#include <string.h>
+
+#define K_MAX GP_MERGE_K_MAX
+#define SENTINEL_TIE 255u /* the tie rank of a run with nothing left: after every real one */
+
+/* One merge: the source's k runs and where the output goes. */
+typedef struct kjob {
+    int w, hv, st, k;
+    const unsigned char *sk;
+    const uint64_t *sv;
+    unsigned char *dk;
+    uint64_t *dv;
+    int64_t n, run;
+} kjob;
+
+/* ---- co-ranking ---------------------------------------------------------------------------- */
+
+/* The probe of a bisection: phase 0 bisects the key (the probe (z, all values)), phase 1 the
+ * value under the key x (the probe (x, z); stable only). */
+typedef struct probe {
+    int phase;
+    uint64_t x;
+} probe;
+
+/* 1 when source element i is at or before the probe's point z: key < z, or key == z (phase
+ * 0); key < x, or key == x and value <= z (phase 1). */
+static int at_or_before(const kjob *j, int64_t i, probe pr, uint64_t z)
+{
+    const uint64_t ki = kld(j->sk, j->w, i);
+    if (pr.phase == 0) return ki <= z;
+    return ki < pr.x || (ki == pr.x && j->sv[i] <= z);
+}
+
+/* The first element of the ascending window [lo, hi) of the source after the point z (hi
+ * when none is). */
+static int64_t upper(const kjob *j, int64_t lo, int64_t hi, probe pr, uint64_t z)
+{
+    while (lo < hi) {
+        const int64_t m = lo + (hi - lo) / 2;
+        if (at_or_before(j, m, pr, z)) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+/* The elements of run r at or before the point z: [start of run r, B[r]) of the windows B;
+ * their count over all runs. */
+static int64_t count_to(const kjob *j, const int64_t B[])
+{
+    int64_t sum = 0;
+    for (int r = 0; r < j->k; r++) sum += B[r] - (int64_t)r * j->run;
+    return sum;
+}
+
+/* The smallest point z with t or more elements at or before it, where each run r's windows
+ * hold: [run start, A[r]) is at or before the point lo - 1 (none for lo = 0), [run start,
+ * B[r]) at or before hi, and t is above the first count and at most the second. The window
+ * elements [A[r], B[r]) narrow lo and hi first (the smallest and the largest of their
+ * keys, or values in phase 1); on return A / B hold the counts at z - 1 / z. */
+static uint64_t bisect(const kjob *j, int64_t t, probe pr, int64_t A[], int64_t B[])
+{
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int r = 0; r < j->k; r++) {
+        if (A[r] == B[r]) continue;
+        const uint64_t first = pr.phase ? j->sv[A[r]] : kld(j->sk, j->w, A[r]);
+        const uint64_t last = pr.phase ? j->sv[B[r] - 1] : kld(j->sk, j->w, B[r] - 1);
+        lo = first < lo ? first : lo;
+        hi = last > hi ? last : hi;
+    }
+    int64_t c[K_MAX];
+    while (lo < hi) {
+        const uint64_t z = lo + (hi - lo) / 2;
+        for (int r = 0; r < j->k; r++) c[r] = upper(j, A[r], B[r], pr, z);
+        const int reached = count_to(j, c) >= t;
+        memcpy(reached ? B : A, c, (size_t)j->k * sizeof *c);
+        if (reached) hi = z;
+        else lo = z + 1;
+    }
+    return lo;
+}
+
+/* s[r] = the source position in run r where merged[t, ...) starts, 0 <= t <= n: the
+ * elements before (key[, value]) point p all come first; of those equal to p, the earlier
+ * runs' first. */
+static void corank(const kjob *j, int64_t t, int64_t s[])
+{
+    int64_t A[K_MAX], B[K_MAX];
+    for (int r = 0; r < j->k; r++) {
+        A[r] = (int64_t)r * j->run;
+        B[r] = j->n - A[r] < j->run ? j->n : A[r] + j->run;
+    }
+    if (t <= 0 || t >= j->n) {
+        memcpy(s, t <= 0 ? A : B, (size_t)j->k * sizeof *s);
+        return;
+    }
+    const probe p0 = {0, 0};
+    const probe p1 = {1, bisect(j, t, p0, A, B)};
+    if (j->st) (void)bisect(j, t, p1, A, B);
+    int64_t rem = t - count_to(j, A); /* taken from the elements equal to the point */
+    for (int r = 0; r < j->k; r++) {
+        const int64_t take = B[r] - A[r] < rem ? B[r] - A[r] : rem;
+        s[r] = A[r] + take;
+        rem -= take;
+    }
+}
+
+/* ---- the loser tree ----------------------------------------------------------------------- */
+
+/* The leaves (runs, padded to a power of two with empty ones) and inner nodes of a loser
+ * tree: leaf r's next element at p[r] (its run ends at e[r]), its key ck[r] and, when
+ * stable, value cv[r], and its tie rank tr[r] (r, or SENTINEL_TIE when it has nothing left,
+ * with the largest key and value: then it loses to every real element); node i in [1, nl)
+ * holds the loser of its subtree's final. */
+typedef struct ktree {
+    int nl, win;
+    int64_t p[K_MAX], e[K_MAX];
+    uint64_t ck[K_MAX], cv[K_MAX];
+    unsigned tr[K_MAX];
+    int node[K_MAX];
+} ktree;
+
+/* 1 when leaf a's element goes before leaf b's: by (key[, value], tie rank). */
+#define KW_LESS(T, a, b)                                                                     \
+    (((T)->ck[a] < (T)->ck[b]) |                                                             \
+     (((T)->ck[a] == (T)->ck[b]) &                                                           \
+      (ST ? ((T)->cv[a] < (T)->cv[b]) | (((T)->cv[a] == (T)->cv[b]) & ((T)->tr[a] < (T)->tr[b])) \
+          : (T)->tr[a] < (T)->tr[b])))
+
+/* Leaf r's next element loaded (or the sentinel when its run has nothing left). */
+CPU_INLINE void kw_load(const kjob *j, ktree *t, int r, int W, int ST)
+{
+    if (t->p[r] < t->e[r]) {
+        t->ck[r] = kld(j->sk, W, t->p[r]);
+        t->cv[r] = ST ? j->sv[t->p[r]] : 0;
+        t->tr[r] = (unsigned)r;
+    } else {
+        t->ck[r] = UINT64_MAX;
+        t->cv[r] = UINT64_MAX;
+        t->tr[r] = SENTINEL_TIE;
+    }
+}
+
+/* The tree of the runs' shares [s0[r], s1[r]) built: every leaf loaded, every node's loser
+ * and the winner set. */
+CPU_INLINE void kw_build(const kjob *j, ktree *t, const int64_t s0[], const int64_t s1[], int W,
+                         int ST)
+{
+    int w[2 * K_MAX];
+    t->nl = 2;
+    while (t->nl < j->k) t->nl *= 2;
+    for (int r = 0; r < t->nl; r++) {
+        t->p[r] = r < j->k ? s0[r] : 0;
+        t->e[r] = r < j->k ? s1[r] : 0;
+        kw_load(j, t, r, W, ST);
+        w[t->nl + r] = r;
+    }
+    for (int i = t->nl - 1; i >= 1; i--) {
+        const int a = w[2 * i], b = w[2 * i + 1];
+        const int b_first = KW_LESS(t, b, a);
+        w[i] = b_first ? b : a;
+        t->node[i] = b_first ? a : b;
+    }
+    t->win = w[1];
+}
+
+/* One output of tree t at (dk, dv)[o]: the winner written and its leaf reloaded, then
+ * replayed up its path. */
+CPU_INLINE void kw_step(const kjob *j, ktree *t, int64_t o, int W, int HV, int ST)
+{
+    int c = t->win;
+    kst(j->dk, W, o, t->ck[c]);
+    if (HV) j->dv[o] = ST ? t->cv[c] : j->sv[t->p[c]];
+    t->p[c]++;
+    kw_load(j, t, c, W, ST);
+    for (int nd = (c + t->nl) >> 1; nd >= 1; nd >>= 1) {
+        const int l = t->node[nd];
+        const int swap = -(int)KW_LESS(t, l, c) & (l ^ c); /* masks, not branches */
+        t->node[nd] = l ^ swap;
+        c ^= swap;
+    }
+    t->win = c;
+}
+
+/* (dk, dv)[S[0] sum, S[4] sum) = the merge of the runs' shares [S[0][r], S[4][r]), cut at
+ * S[1..3] into four segments of one loser tree each, which advance together (four
+ * independent chains of loads and compares, where one tree waits on each step's compares),
+ * then one by one. o: the first output. */
+CPU_INLINE void kway_g(const kjob *j, int64_t S[5][K_MAX], int64_t o, int W, int HV, int ST)
+{
+    ktree t[4];
+    int64_t at[4], left[4];
+    for (int s = 0; s < 4; s++) {
+        kw_build(j, &t[s], S[s], S[s + 1], W, ST);
+        left[s] = count_to(j, S[s + 1]) - count_to(j, S[s]);
+        at[s] = o;
+        o += left[s];
+    }
+    for (;;) {
+        int64_t run = left[0];
+        for (int s = 1; s < 4; s++) run = left[s] < run ? left[s] : run;
+        if (run < 16) break;
+        for (int64_t i = 0; i < run; i++) {
+            kw_step(j, &t[0], at[0] + i, W, HV, ST);
+            kw_step(j, &t[1], at[1] + i, W, HV, ST);
+            kw_step(j, &t[2], at[2] + i, W, HV, ST);
+            kw_step(j, &t[3], at[3] + i, W, HV, ST);
+        }
+        for (int s = 0; s < 4; s++) at[s] += run, left[s] -= run;
+    }
+    for (int s = 0; s < 4; s++)
+        for (int64_t i = 0; i < left[s]; i++) kw_step(j, &t[s], at[s] + i, W, HV, ST);
+}
+
+/* ---- the packed loser tree of 4-byte keys by key ----------------------------------------- */
+
+/* A loser tree whose elements are packed words key << 8 | leaf (PK_DONE for a leaf with
+ * nothing left: after every real word), so that one compare of words orders by key, then
+ * run: node i in [1, nl) holds the loser word of its subtree's final, win the winner's. */
+#define PK_DONE UINT64_MAX
+typedef struct ptree {
+    int nl;
+    uint64_t win;
+    int64_t p[K_MAX], e[K_MAX];
+    uint64_t node[K_MAX];
+} ptree;
+
+/* Leaf r's word: its next key and r, or PK_DONE. */
+CPU_INLINE uint64_t pk_word(const kjob *j, const ptree *t, int r)
+{
+    return t->p[r] < t->e[r] ? kld(j->sk, 4, t->p[r]) << 8 | (uint64_t)r : PK_DONE;
+}
+
+/* kw_build for the packed tree. */
+static void pk_build(const kjob *j, ptree *t, const int64_t s0[], const int64_t s1[])
+{
+    uint64_t w[2 * K_MAX];
+    t->nl = 2;
+    while (t->nl < j->k) t->nl *= 2;
+    for (int r = 0; r < t->nl; r++) {
+        t->p[r] = r < j->k ? s0[r] : 0;
+        t->e[r] = r < j->k ? s1[r] : 0;
+        w[t->nl + r] = pk_word(j, t, r);
+    }
+    for (int i = t->nl - 1; i >= 1; i--) {
+        const uint64_t a = w[2 * i], b = w[2 * i + 1];
+        w[i] = a < b ? a : b;
+        t->node[i] = a < b ? b : a;
+    }
+    t->win = w[1];
+}
+
+/* kw_step for the packed tree: the smaller word climbs, the larger stays (min / max,
+ * compiled to conditional moves). */
+CPU_INLINE void pk_step(const kjob *j, ptree *t, int64_t o, int HV)
+{
+    const int c = (int)(t->win & 0xFF);
+    kst(j->dk, 4, o, t->win >> 8);
+    if (HV) j->dv[o] = j->sv[t->p[c]];
+    t->p[c]++;
+    uint64_t cur = pk_word(j, t, c);
+    for (int nd = (c + t->nl) >> 1; nd >= 1; nd >>= 1) {
+        const uint64_t l = t->node[nd];
+        t->node[nd] = l < cur ? cur : l;
+        cur = l < cur ? l : cur;
+    }
+    t->win = cur;
+}
+
+/* kway_g for the packed tree (4-byte keys, by key). */
+CPU_INLINE void kway_pk(const kjob *j, int64_t S[5][K_MAX], int64_t o, int HV)
+{
+    ptree t[4];
+    int64_t at[4], left[4];
+    for (int s = 0; s < 4; s++) {
+        pk_build(j, &t[s], S[s], S[s + 1]);
+        left[s] = count_to(j, S[s + 1]) - count_to(j, S[s]);
+        at[s] = o;
+        o += left[s];
+    }
+    for (;;) {
+        int64_t run = left[0];
+        for (int s = 1; s < 4; s++) run = left[s] < run ? left[s] : run;
+        if (run < 16) break;
+        for (int64_t i = 0; i < run; i++) {
+            pk_step(j, &t[0], at[0] + i, HV);
+            pk_step(j, &t[1], at[1] + i, HV);
+            pk_step(j, &t[2], at[2] + i, HV);
+            pk_step(j, &t[3], at[3] + i, HV);
+        }
+        for (int s = 0; s < 4; s++) at[s] += run, left[s] -= run;
+    }
+    for (int s = 0; s < 4; s++)
+        for (int64_t i = 0; i < left[s]; i++) pk_step(j, &t[s], at[s] + i, HV);
+}
+
+/* Part p of np: merged[a, b), cut into four segments whose shares of the runs are found by
+ * co-ranking, merged by kway_g with its constants. */
+static void kpart(void *ctx, int p, int np)
+{
+    const kjob *j = ctx;
+    const int64_t a = j->n / np * p + (p < j->n % np ? p : j->n % np);
+    const int64_t b = a + j->n / np + (p < j->n % np ? 1 : 0);
+    if (b <= a) return;
+    int64_t S[5][K_MAX];
+    for (int s = 0; s <= 4; s++) corank(j, s == 4 ? b : a + s * ((b - a) / 4), S[s]);
+#define KWAY_AS(W, HV, ST) kway_g(j, S, a, W, HV, ST)
+    if (j->w == 4) {
+        if (!j->hv) kway_pk(j, S, a, 0);
+        else if (!j->st) kway_pk(j, S, a, 1);
+        else KWAY_AS(4, 1, 1);
+    } else {
+        if (!j->hv) KWAY_AS(8, 0, 0);
+        else if (!j->st) KWAY_AS(8, 1, 0);
+        else KWAY_AS(8, 1, 1);
+    }
+#undef KWAY_AS
+}
+
+void gp_cpu_merge_k(int w, int hv, int stable, const unsigned char *sk, const uint64_t *sv,
+                    int64_t n, int64_t run, int np, unsigned char *dk, uint64_t *dv)
+{
+    kjob j = {w, hv, hv && stable, (int)((n - 1) / run + 1), sk, sv, dk, dv, n, run};
+    if (np <= 1) kpart(&j, 0, 1);
+    else gp_host_parallel(np, kpart, &j);
+}
