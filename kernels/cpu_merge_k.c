@@ -1,6 +1,9 @@
 /* cpu_merge_k.c — the one-pass merge of up to GP_MERGE_K_MAX sorted runs on the host's
  * threads (gp_cpu_merge_k, cpu_merge_k.h): the output cut into parts, each part's start in
- * every run found by co-ranking, and each part merged by a loser tree. Internal to kernels/.
+ * every run found by co-ranking, and each part merged in four segments by four loser trees
+ * that advance together. The trees compare packed words where the order fits: one word for
+ * 4-byte keys by key, two for 4-byte keys by (key, value) and 8-byte keys by key; a generic
+ * tree of (key, value, run) for 8-byte keys by (key, value). Internal to kernels/.
  */
 #include "cpu_common.h"
 #include "cpu_merge_k.h"
@@ -112,6 +115,39 @@ static void corank(const kjob *j, int64_t t, int64_t s[])
     }
 }
 
+/* ---- the four segments of a part ---------------------------------------------------------- */
+
+/* The part's four segments (the runs' shares [S[s][r], S[s + 1][r]), outputs from o on),
+ * one loser tree of type TREE each, built by BUILD(&tree, s0, s1) and stepped by
+ * STEP(&tree, output): the trees advance together while each has 16 or more outputs left
+ * (four independent chains of loads and compares, where one tree waits on each step's
+ * compares), then one by one. */
+#define KW_RUN4(TREE, BUILD, STEP)                                                           \
+    do {                                                                                     \
+        TREE t_[4];                                                                          \
+        int64_t at_[4], left_[4];                                                            \
+        for (int s_ = 0; s_ < 4; s_++) {                                                     \
+            BUILD(&t_[s_], S[s_], S[s_ + 1]);                                                \
+            left_[s_] = count_to(j, S[s_ + 1]) - count_to(j, S[s_]);                         \
+            at_[s_] = o;                                                                     \
+            o += left_[s_];                                                                  \
+        }                                                                                    \
+        for (;;) {                                                                           \
+            int64_t run_ = left_[0];                                                         \
+            for (int s_ = 1; s_ < 4; s_++) run_ = left_[s_] < run_ ? left_[s_] : run_;       \
+            if (run_ < 16) break;                                                            \
+            for (int64_t i_ = 0; i_ < run_; i_++) {                                          \
+                STEP(&t_[0], at_[0] + i_);                                                   \
+                STEP(&t_[1], at_[1] + i_);                                                   \
+                STEP(&t_[2], at_[2] + i_);                                                   \
+                STEP(&t_[3], at_[3] + i_);                                                   \
+            }                                                                                \
+            for (int s_ = 0; s_ < 4; s_++) at_[s_] += run_, left_[s_] -= run_;               \
+        }                                                                                    \
+        for (int s_ = 0; s_ < 4; s_++)                                                       \
+            for (int64_t i_ = 0; i_ < left_[s_]; i_++) STEP(&t_[s_], at_[s_] + i_);          \
+    } while (0)
+
 /* ---- the loser tree ----------------------------------------------------------------------- */
 
 /* The leaves (runs, padded to a power of two with empty ones) and inner nodes of a loser
@@ -126,6 +162,20 @@ typedef struct ktree {
     unsigned tr[K_MAX];
     int node[K_MAX];
 } ktree;
+
+/* The leaves of a loser tree over the runs' shares [s0[r], s1[r]): their count (the runs
+ * padded to a power of two, at least 2; the padding empty) and each one's p / e. */
+static int kw_leaves(const kjob *j, const int64_t s0[], const int64_t s1[], int64_t p[],
+                     int64_t e[])
+{
+    int nl = 2;
+    while (nl < j->k) nl *= 2;
+    for (int r = 0; r < nl; r++) {
+        p[r] = r < j->k ? s0[r] : 0;
+        e[r] = r < j->k ? s1[r] : 0;
+    }
+    return nl;
+}
 
 /* 1 when leaf a's element goes before leaf b's: by (key[, value], tie rank). */
 #define KW_LESS(T, a, b)                                                                     \
@@ -154,11 +204,8 @@ CPU_INLINE void kw_build(const kjob *j, ktree *t, const int64_t s0[], const int6
                          int ST)
 {
     int w[2 * K_MAX];
-    t->nl = 2;
-    while (t->nl < j->k) t->nl *= 2;
+    t->nl = kw_leaves(j, s0, s1, t->p, t->e);
     for (int r = 0; r < t->nl; r++) {
-        t->p[r] = r < j->k ? s0[r] : 0;
-        t->e[r] = r < j->k ? s1[r] : 0;
         kw_load(j, t, r, W, ST);
         w[t->nl + r] = r;
     }
@@ -189,34 +236,15 @@ CPU_INLINE void kw_step(const kjob *j, ktree *t, int64_t o, int W, int HV, int S
     t->win = c;
 }
 
-/* (dk, dv)[S[0] sum, S[4] sum) = the merge of the runs' shares [S[0][r], S[4][r]), cut at
- * S[1..3] into four segments of one loser tree each, which advance together (four
- * independent chains of loads and compares, where one tree waits on each step's compares),
- * then one by one. o: the first output. */
+/* (dk, dv)[o, ...) = the merge of the runs' shares [S[0][r], S[4][r]) in four segments
+ * (KW_RUN4), the generic tree (8-byte keys by (key, value)). */
 CPU_INLINE void kway_g(const kjob *j, int64_t S[5][K_MAX], int64_t o, int W, int HV, int ST)
 {
-    ktree t[4];
-    int64_t at[4], left[4];
-    for (int s = 0; s < 4; s++) {
-        kw_build(j, &t[s], S[s], S[s + 1], W, ST);
-        left[s] = count_to(j, S[s + 1]) - count_to(j, S[s]);
-        at[s] = o;
-        o += left[s];
-    }
-    for (;;) {
-        int64_t run = left[0];
-        for (int s = 1; s < 4; s++) run = left[s] < run ? left[s] : run;
-        if (run < 16) break;
-        for (int64_t i = 0; i < run; i++) {
-            kw_step(j, &t[0], at[0] + i, W, HV, ST);
-            kw_step(j, &t[1], at[1] + i, W, HV, ST);
-            kw_step(j, &t[2], at[2] + i, W, HV, ST);
-            kw_step(j, &t[3], at[3] + i, W, HV, ST);
-        }
-        for (int s = 0; s < 4; s++) at[s] += run, left[s] -= run;
-    }
-    for (int s = 0; s < 4; s++)
-        for (int64_t i = 0; i < left[s]; i++) kw_step(j, &t[s], at[s] + i, W, HV, ST);
+#define KW_BUILD(t, s0, s1) kw_build(j, t, s0, s1, W, ST)
+#define KW_STEP(t, at) kw_step(j, t, at, W, HV, ST)
+    KW_RUN4(ktree, KW_BUILD, KW_STEP);
+#undef KW_BUILD
+#undef KW_STEP
 }
 
 /* ---- the packed loser tree of 4-byte keys by key ----------------------------------------- */
@@ -242,11 +270,8 @@ CPU_INLINE uint64_t pk_word(const kjob *j, const ptree *t, int r)
 static void pk_build(const kjob *j, ptree *t, const int64_t s0[], const int64_t s1[])
 {
     uint64_t w[2 * K_MAX];
-    t->nl = 2;
-    while (t->nl < j->k) t->nl *= 2;
+    t->nl = kw_leaves(j, s0, s1, t->p, t->e);
     for (int r = 0; r < t->nl; r++) {
-        t->p[r] = r < j->k ? s0[r] : 0;
-        t->e[r] = r < j->k ? s1[r] : 0;
         w[t->nl + r] = pk_word(j, t, r);
     }
     for (int i = t->nl - 1; i >= 1; i--) {
@@ -277,32 +302,88 @@ CPU_INLINE void pk_step(const kjob *j, ptree *t, int64_t o, int HV)
 /* kway_g for the packed tree (4-byte keys, by key). */
 CPU_INLINE void kway_pk(const kjob *j, int64_t S[5][K_MAX], int64_t o, int HV)
 {
-    ptree t[4];
-    int64_t at[4], left[4];
-    for (int s = 0; s < 4; s++) {
-        pk_build(j, &t[s], S[s], S[s + 1]);
-        left[s] = count_to(j, S[s + 1]) - count_to(j, S[s]);
-        at[s] = o;
-        o += left[s];
+#define PK_BUILD(t, s0, s1) pk_build(j, t, s0, s1)
+#define PK_STEP(t, at) pk_step(j, t, at, HV)
+    KW_RUN4(ptree, PK_BUILD, PK_STEP);
+#undef PK_BUILD
+#undef PK_STEP
+}
+
+/* ---- the two-word loser tree ------------------------------------------------------------- */
+
+/* A loser tree whose elements are pairs of words (h, l), ordered as one 128-bit number:
+ * 4-byte keys by (key, value): h = key << 32 | value >> 32, l = value << 32 | leaf;
+ * 8-byte keys by key: h = key, l = leaf; (QW_DONE, QW_DONE) for a leaf with nothing left
+ * (after every real pair, whose leaf byte is below 16). Node i holds its loser pair. */
+#define QW_DONE UINT64_MAX
+typedef struct qtree {
+    int nl;
+    uint64_t wh, wl;
+    int64_t p[K_MAX], e[K_MAX];
+    uint64_t nh[K_MAX], nw[K_MAX];
+} qtree;
+
+/* Leaf r's pair (W = 4: by (key, value); W = 8: by key). */
+CPU_INLINE void qw_pair(const kjob *j, const qtree *t, int r, int W, uint64_t *h, uint64_t *l)
+{
+    if (t->p[r] >= t->e[r]) {
+        *h = *l = QW_DONE;
+        return;
     }
-    for (;;) {
-        int64_t run = left[0];
-        for (int s = 1; s < 4; s++) run = left[s] < run ? left[s] : run;
-        if (run < 16) break;
-        for (int64_t i = 0; i < run; i++) {
-            pk_step(j, &t[0], at[0] + i, HV);
-            pk_step(j, &t[1], at[1] + i, HV);
-            pk_step(j, &t[2], at[2] + i, HV);
-            pk_step(j, &t[3], at[3] + i, HV);
-        }
-        for (int s = 0; s < 4; s++) at[s] += run, left[s] -= run;
+    const uint64_t key = kld(j->sk, W, t->p[r]);
+    const uint64_t v = W == 4 ? j->sv[t->p[r]] : 0;
+    *h = W == 4 ? key << 32 | v >> 32 : key;
+    *l = W == 4 ? v << 32 | (uint64_t)r : (uint64_t)r;
+}
+
+/* kw_build for the two-word tree. */
+CPU_INLINE void qw_build(const kjob *j, qtree *t, const int64_t s0[], const int64_t s1[], int W)
+{
+    uint64_t h[2 * K_MAX], l[2 * K_MAX];
+    t->nl = kw_leaves(j, s0, s1, t->p, t->e);
+    for (int r = 0; r < t->nl; r++) {
+        qw_pair(j, t, r, W, &h[t->nl + r], &l[t->nl + r]);
     }
-    for (int s = 0; s < 4; s++)
-        for (int64_t i = 0; i < left[s]; i++) pk_step(j, &t[s], at[s] + i, HV);
+    for (int i = t->nl - 1; i >= 1; i--) {
+        const int a = 2 * i, b = 2 * i + 1;
+        const int b_first = h[b] < h[a] || (h[b] == h[a] && l[b] < l[a]);
+        h[i] = b_first ? h[b] : h[a], l[i] = b_first ? l[b] : l[a];
+        t->nh[i] = b_first ? h[a] : h[b], t->nw[i] = b_first ? l[a] : l[b];
+    }
+    t->wh = h[1], t->wl = l[1];
+}
+
+/* kw_step for the two-word tree: the smaller pair climbs (masks, not branches). */
+CPU_INLINE void qw_step(const kjob *j, qtree *t, int64_t o, int W, int HV)
+{
+    const int c = (int)(t->wl & 0xFF);
+    kst(j->dk, W, o, W == 4 ? t->wh >> 32 : t->wh);
+    if (HV) j->dv[o] = W == 4 ? t->wh << 32 | t->wl >> 32 : j->sv[t->p[c]];
+    t->p[c]++;
+    uint64_t h, l;
+    qw_pair(j, t, c, W, &h, &l);
+    for (int nd = (c + t->nl) >> 1; nd >= 1; nd >>= 1) {
+        const uint64_t nh = t->nh[nd], nw = t->nw[nd];
+        const uint64_t m = -(uint64_t)((nh < h) | ((nh == h) & (nw < l)));
+        const uint64_t dh = (nh ^ h) & m, dl = (nw ^ l) & m;
+        t->nh[nd] = nh ^ dh, t->nw[nd] = nw ^ dl;
+        h ^= dh, l ^= dl;
+    }
+    t->wh = h, t->wl = l;
+}
+
+/* kway_g for the two-word tree. */
+CPU_INLINE void kway_qw(const kjob *j, int64_t S[5][K_MAX], int64_t o, int W, int HV)
+{
+#define QW_BUILD(t, s0, s1) qw_build(j, t, s0, s1, W)
+#define QW_STEP(t, at) qw_step(j, t, at, W, HV)
+    KW_RUN4(qtree, QW_BUILD, QW_STEP);
+#undef QW_BUILD
+#undef QW_STEP
 }
 
 /* Part p of np: merged[a, b), cut into four segments whose shares of the runs are found by
- * co-ranking, merged by kway_g with its constants. */
+ * co-ranking, merged by the loser tree of its width and order (with constants). */
 static void kpart(void *ctx, int p, int np)
 {
     const kjob *j = ctx;
@@ -311,17 +392,12 @@ static void kpart(void *ctx, int p, int np)
     if (b <= a) return;
     int64_t S[5][K_MAX];
     for (int s = 0; s <= 4; s++) corank(j, s == 4 ? b : a + s * ((b - a) / 4), S[s]);
-#define KWAY_AS(W, HV, ST) kway_g(j, S, a, W, HV, ST)
-    if (j->w == 4) {
-        if (!j->hv) kway_pk(j, S, a, 0);
-        else if (!j->st) kway_pk(j, S, a, 1);
-        else KWAY_AS(4, 1, 1);
-    } else {
-        if (!j->hv) KWAY_AS(8, 0, 0);
-        else if (!j->st) KWAY_AS(8, 1, 0);
-        else KWAY_AS(8, 1, 1);
-    }
-#undef KWAY_AS
+    if (j->w == 4 && !j->hv) kway_pk(j, S, a, 0);  /* by key */
+    else if (j->w == 4 && !j->st) kway_pk(j, S, a, 1);
+    else if (j->w == 4) kway_qw(j, S, a, 4, 1);     /* by (key, value) */
+    else if (!j->hv) kway_qw(j, S, a, 8, 0);        /* by key */
+    else if (!j->st) kway_qw(j, S, a, 8, 1);
+    else kway_g(j, S, a, 8, 1, 1);                  /* by (key, value) */
 }
 
 void gp_cpu_merge_k(int w, int hv, int stable, const unsigned char *sk, const uint64_t *sv,
