@@ -2,8 +2,8 @@
  * threads (gp_cpu_merge_k, cpu_merge_k.h): the output cut into parts, each part's start in
  * every run found by co-ranking, and each part merged in four segments by four loser trees
  * that advance together. The trees compare packed words where the order fits: one word for
- * 4-byte keys by key, two for 4-byte keys by (key, value) and 8-byte keys by key; a generic
- * tree of (key, value, run) for 8-byte keys by (key, value). Internal to kernels/.
+ * 4-byte keys by key, two for 4-byte keys by (key, value) and 8-byte keys by key, three for
+ * 8-byte keys by (key, value). Internal to kernels/.
  */
 #include "cpu_common.h"
 #include "cpu_merge_k.h"
@@ -12,7 +12,6 @@
 #include <string.h>
 
 #define K_MAX GP_MERGE_K_MAX
-#define SENTINEL_TIE 255u /* the tie rank of a run with nothing left: after every real one */
 
 /* One merge: the source's k runs and where the output goes. */
 typedef struct kjob {
@@ -150,19 +149,6 @@ static void corank(const kjob *j, int64_t t, int64_t s[])
 
 /* ---- the loser tree ----------------------------------------------------------------------- */
 
-/* The leaves (runs, padded to a power of two with empty ones) and inner nodes of a loser
- * tree: leaf r's next element at p[r] (its run ends at e[r]), its key ck[r] and, when
- * stable, value cv[r], and its tie rank tr[r] (r, or SENTINEL_TIE when it has nothing left,
- * with the largest key and value: then it loses to every real element); node i in [1, nl)
- * holds the loser of its subtree's final. */
-typedef struct ktree {
-    int nl, win;
-    int64_t p[K_MAX], e[K_MAX];
-    uint64_t ck[K_MAX], cv[K_MAX];
-    unsigned tr[K_MAX];
-    int node[K_MAX];
-} ktree;
-
 /* The leaves of a loser tree over the runs' shares [s0[r], s1[r]): their count (the runs
  * padded to a power of two, at least 2; the padding empty) and each one's p / e. */
 static int kw_leaves(const kjob *j, const int64_t s0[], const int64_t s1[], int64_t p[],
@@ -175,76 +161,6 @@ static int kw_leaves(const kjob *j, const int64_t s0[], const int64_t s1[], int6
         e[r] = r < j->k ? s1[r] : 0;
     }
     return nl;
-}
-
-/* 1 when leaf a's element goes before leaf b's: by (key[, value], tie rank). */
-#define KW_LESS(T, a, b)                                                                     \
-    (((T)->ck[a] < (T)->ck[b]) |                                                             \
-     (((T)->ck[a] == (T)->ck[b]) &                                                           \
-      (ST ? ((T)->cv[a] < (T)->cv[b]) | (((T)->cv[a] == (T)->cv[b]) & ((T)->tr[a] < (T)->tr[b])) \
-          : (T)->tr[a] < (T)->tr[b])))
-
-/* Leaf r's next element loaded (or the sentinel when its run has nothing left). */
-CPU_INLINE void kw_load(const kjob *j, ktree *t, int r, int W, int ST)
-{
-    if (t->p[r] < t->e[r]) {
-        t->ck[r] = kld(j->sk, W, t->p[r]);
-        t->cv[r] = ST ? j->sv[t->p[r]] : 0;
-        t->tr[r] = (unsigned)r;
-    } else {
-        t->ck[r] = UINT64_MAX;
-        t->cv[r] = UINT64_MAX;
-        t->tr[r] = SENTINEL_TIE;
-    }
-}
-
-/* The tree of the runs' shares [s0[r], s1[r]) built: every leaf loaded, every node's loser
- * and the winner set. */
-CPU_INLINE void kw_build(const kjob *j, ktree *t, const int64_t s0[], const int64_t s1[], int W,
-                         int ST)
-{
-    int w[2 * K_MAX];
-    t->nl = kw_leaves(j, s0, s1, t->p, t->e);
-    for (int r = 0; r < t->nl; r++) {
-        kw_load(j, t, r, W, ST);
-        w[t->nl + r] = r;
-    }
-    for (int i = t->nl - 1; i >= 1; i--) {
-        const int a = w[2 * i], b = w[2 * i + 1];
-        const int b_first = KW_LESS(t, b, a);
-        w[i] = b_first ? b : a;
-        t->node[i] = b_first ? a : b;
-    }
-    t->win = w[1];
-}
-
-/* One output of tree t at (dk, dv)[o]: the winner written and its leaf reloaded, then
- * replayed up its path. */
-CPU_INLINE void kw_step(const kjob *j, ktree *t, int64_t o, int W, int HV, int ST)
-{
-    int c = t->win;
-    kst(j->dk, W, o, t->ck[c]);
-    if (HV) j->dv[o] = ST ? t->cv[c] : j->sv[t->p[c]];
-    t->p[c]++;
-    kw_load(j, t, c, W, ST);
-    for (int nd = (c + t->nl) >> 1; nd >= 1; nd >>= 1) {
-        const int l = t->node[nd];
-        const int swap = -(int)KW_LESS(t, l, c) & (l ^ c); /* masks, not branches */
-        t->node[nd] = l ^ swap;
-        c ^= swap;
-    }
-    t->win = c;
-}
-
-/* (dk, dv)[o, ...) = the merge of the runs' shares [S[0][r], S[4][r]) in four segments
- * (KW_RUN4), the generic tree (8-byte keys by (key, value)). */
-CPU_INLINE void kway_g(const kjob *j, int64_t S[5][K_MAX], int64_t o, int W, int HV, int ST)
-{
-#define KW_BUILD(t, s0, s1) kw_build(j, t, s0, s1, W, ST)
-#define KW_STEP(t, at) kw_step(j, t, at, W, HV, ST)
-    KW_RUN4(ktree, KW_BUILD, KW_STEP);
-#undef KW_BUILD
-#undef KW_STEP
 }
 
 /* ---- the packed loser tree of 4-byte keys by key ----------------------------------------- */
@@ -266,7 +182,8 @@ CPU_INLINE uint64_t pk_word(const kjob *j, const ptree *t, int r)
     return t->p[r] < t->e[r] ? kld(j->sk, 4, t->p[r]) << 8 | (uint64_t)r : PK_DONE;
 }
 
-/* kw_build for the packed tree. */
+/* The packed tree of the runs' shares [s0[r], s1[r]) built: every leaf loaded, every
+ * node's loser and the winner set. */
 static void pk_build(const kjob *j, ptree *t, const int64_t s0[], const int64_t s1[])
 {
     uint64_t w[2 * K_MAX];
@@ -282,7 +199,8 @@ static void pk_build(const kjob *j, ptree *t, const int64_t s0[], const int64_t 
     t->win = w[1];
 }
 
-/* kw_step for the packed tree: the smaller word climbs, the larger stays (min / max,
+/* One output of the packed tree t at (dk, dv)[o]: the winner written and its leaf
+ * reloaded, then the smaller word climbs, the larger stays (min / max,
  * compiled to conditional moves). */
 CPU_INLINE void pk_step(const kjob *j, ptree *t, int64_t o, int HV)
 {
@@ -299,7 +217,8 @@ CPU_INLINE void pk_step(const kjob *j, ptree *t, int64_t o, int HV)
     t->win = cur;
 }
 
-/* kway_g for the packed tree (4-byte keys, by key). */
+/* (dk, dv)[o, ...) = the merge of the runs' shares [S[0][r], S[4][r]) in four segments
+ * (KW_RUN4) on packed trees (4-byte keys, by key). */
 CPU_INLINE void kway_pk(const kjob *j, int64_t S[5][K_MAX], int64_t o, int HV)
 {
 #define PK_BUILD(t, s0, s1) pk_build(j, t, s0, s1)
@@ -309,74 +228,86 @@ CPU_INLINE void kway_pk(const kjob *j, int64_t S[5][K_MAX], int64_t o, int HV)
 #undef PK_STEP
 }
 
-/* ---- the two-word loser tree ------------------------------------------------------------- */
+/* ---- the loser tree of word pairs and triples ------------------------------------------ */
 
-/* A loser tree whose elements are pairs of words (h, l), ordered as one 128-bit number:
- * 4-byte keys by (key, value): h = key << 32 | value >> 32, l = value << 32 | leaf;
- * 8-byte keys by key: h = key, l = leaf; (QW_DONE, QW_DONE) for a leaf with nothing left
- * (after every real pair, whose leaf byte is below 16). Node i holds its loser pair. */
+/* A loser tree whose elements are pairs (h, l) or, with X, triples (h, x, l) of words,
+ * ordered as one wide number: 4-byte keys by (key, value): h = key << 32 | value >> 32, l =
+ * value << 32 | leaf; 8-byte keys by key: h = key, l = leaf; 8-byte keys by (key, value)
+ * (X): h = key, x = value, l = leaf. A leaf with nothing left has every word QW_DONE: after
+ * every real element, whose leaf byte is below 16. Node i holds its loser's words. */
 #define QW_DONE UINT64_MAX
 typedef struct qtree {
     int nl;
-    uint64_t wh, wl;
+    uint64_t wh, wx, wl;
     int64_t p[K_MAX], e[K_MAX];
-    uint64_t nh[K_MAX], nw[K_MAX];
+    uint64_t nh[K_MAX], nx[K_MAX], nw[K_MAX];
 } qtree;
 
-/* Leaf r's pair (W = 4: by (key, value); W = 8: by key). */
-CPU_INLINE void qw_pair(const kjob *j, const qtree *t, int r, int W, uint64_t *h, uint64_t *l)
+/* 1 when the element (ha, xa, la) goes before (hb, xb, lb) (x ignored without X). */
+#define QW_LESS(ha, xa, la, hb, xb, lb)                                                      \
+    (((ha) < (hb)) |                                                                         \
+     (((ha) == (hb)) & (X ? ((xa) < (xb)) | (((xa) == (xb)) & ((la) < (lb))) : (la) < (lb))))
+
+/* Leaf r's words. */
+CPU_INLINE void qw_words(const kjob *j, const qtree *t, int r, int W, int X, uint64_t *h,
+                         uint64_t *x, uint64_t *l)
 {
     if (t->p[r] >= t->e[r]) {
-        *h = *l = QW_DONE;
+        *h = *x = *l = QW_DONE;
         return;
     }
     const uint64_t key = kld(j->sk, W, t->p[r]);
-    const uint64_t v = W == 4 ? j->sv[t->p[r]] : 0;
+    const uint64_t v = W == 4 || X ? j->sv[t->p[r]] : 0;
     *h = W == 4 ? key << 32 | v >> 32 : key;
+    *x = X ? v : 0;
     *l = W == 4 ? v << 32 | (uint64_t)r : (uint64_t)r;
 }
 
-/* kw_build for the two-word tree. */
-CPU_INLINE void qw_build(const kjob *j, qtree *t, const int64_t s0[], const int64_t s1[], int W)
+/* The tree of the runs' shares [s0[r], s1[r]) built: every leaf loaded, every node's loser
+ * and the winner set. */
+CPU_INLINE void qw_build(const kjob *j, qtree *t, const int64_t s0[], const int64_t s1[], int W,
+                         int X)
 {
-    uint64_t h[2 * K_MAX], l[2 * K_MAX];
+    uint64_t h[2 * K_MAX], x[2 * K_MAX], l[2 * K_MAX];
     t->nl = kw_leaves(j, s0, s1, t->p, t->e);
-    for (int r = 0; r < t->nl; r++) {
-        qw_pair(j, t, r, W, &h[t->nl + r], &l[t->nl + r]);
-    }
+    for (int r = 0; r < t->nl; r++)
+        qw_words(j, t, r, W, X, &h[t->nl + r], &x[t->nl + r], &l[t->nl + r]);
     for (int i = t->nl - 1; i >= 1; i--) {
         const int a = 2 * i, b = 2 * i + 1;
-        const int b_first = h[b] < h[a] || (h[b] == h[a] && l[b] < l[a]);
-        h[i] = b_first ? h[b] : h[a], l[i] = b_first ? l[b] : l[a];
-        t->nh[i] = b_first ? h[a] : h[b], t->nw[i] = b_first ? l[a] : l[b];
+        const int w = QW_LESS(h[b], x[b], l[b], h[a], x[a], l[a]) ? b : a;
+        h[i] = h[w], x[i] = x[w], l[i] = l[w];
+        t->nh[i] = h[a ^ b ^ w], t->nx[i] = x[a ^ b ^ w], t->nw[i] = l[a ^ b ^ w];
     }
-    t->wh = h[1], t->wl = l[1];
+    t->wh = h[1], t->wx = x[1], t->wl = l[1];
 }
 
-/* kw_step for the two-word tree: the smaller pair climbs (masks, not branches). */
-CPU_INLINE void qw_step(const kjob *j, qtree *t, int64_t o, int W, int HV)
+/* One output of tree t at (dk, dv)[o]: the winner written and its leaf reloaded, then the
+ * smaller element climbs its path, the larger stays (masks, not branches). */
+CPU_INLINE void qw_step(const kjob *j, qtree *t, int64_t o, int W, int HV, int X)
 {
     const int c = (int)(t->wl & 0xFF);
     kst(j->dk, W, o, W == 4 ? t->wh >> 32 : t->wh);
-    if (HV) j->dv[o] = W == 4 ? t->wh << 32 | t->wl >> 32 : j->sv[t->p[c]];
+    if (HV) j->dv[o] = W == 4 ? t->wh << 32 | t->wl >> 32 : X ? t->wx : j->sv[t->p[c]];
     t->p[c]++;
-    uint64_t h, l;
-    qw_pair(j, t, c, W, &h, &l);
+    uint64_t h, x, l;
+    qw_words(j, t, c, W, X, &h, &x, &l);
     for (int nd = (c + t->nl) >> 1; nd >= 1; nd >>= 1) {
-        const uint64_t nh = t->nh[nd], nw = t->nw[nd];
-        const uint64_t m = -(uint64_t)((nh < h) | ((nh == h) & (nw < l)));
-        const uint64_t dh = (nh ^ h) & m, dl = (nw ^ l) & m;
+        const uint64_t nh = t->nh[nd], nx = X ? t->nx[nd] : 0, nw = t->nw[nd];
+        const uint64_t m = -(uint64_t)QW_LESS(nh, nx, nw, h, x, l);
+        const uint64_t dh = (nh ^ h) & m, dx = (nx ^ x) & m, dl = (nw ^ l) & m;
         t->nh[nd] = nh ^ dh, t->nw[nd] = nw ^ dl;
-        h ^= dh, l ^= dl;
+        if (X) t->nx[nd] = nx ^ dx;
+        h ^= dh, x ^= dx, l ^= dl;
     }
-    t->wh = h, t->wl = l;
+    t->wh = h, t->wx = x, t->wl = l;
 }
 
-/* kway_g for the two-word tree. */
-CPU_INLINE void kway_qw(const kjob *j, int64_t S[5][K_MAX], int64_t o, int W, int HV)
+/* (dk, dv)[o, ...) = the merge of the runs' shares [S[0][r], S[4][r]) in four segments
+ * (KW_RUN4) on trees of word pairs (or triples with X). */
+CPU_INLINE void kway_qw(const kjob *j, int64_t S[5][K_MAX], int64_t o, int W, int HV, int X)
 {
-#define QW_BUILD(t, s0, s1) qw_build(j, t, s0, s1, W)
-#define QW_STEP(t, at) qw_step(j, t, at, W, HV)
+#define QW_BUILD(t, s0, s1) qw_build(j, t, s0, s1, W, X)
+#define QW_STEP(t, at) qw_step(j, t, at, W, HV, X)
     KW_RUN4(qtree, QW_BUILD, QW_STEP);
 #undef QW_BUILD
 #undef QW_STEP
@@ -394,10 +325,10 @@ static void kpart(void *ctx, int p, int np)
     for (int s = 0; s <= 4; s++) corank(j, s == 4 ? b : a + s * ((b - a) / 4), S[s]);
     if (j->w == 4 && !j->hv) kway_pk(j, S, a, 0);  /* by key */
     else if (j->w == 4 && !j->st) kway_pk(j, S, a, 1);
-    else if (j->w == 4) kway_qw(j, S, a, 4, 1);     /* by (key, value) */
-    else if (!j->hv) kway_qw(j, S, a, 8, 0);        /* by key */
-    else if (!j->st) kway_qw(j, S, a, 8, 1);
-    else kway_g(j, S, a, 8, 1, 1);                  /* by (key, value) */
+    else if (j->w == 4) kway_qw(j, S, a, 4, 1, 0);  /* by (key, value) */
+    else if (!j->hv) kway_qw(j, S, a, 8, 0, 0);     /* by key */
+    else if (!j->st) kway_qw(j, S, a, 8, 1, 0);
+    else kway_qw(j, S, a, 8, 1, 1);                 /* by (key, value) */
 }
 
 void gp_cpu_merge_k(int w, int hv, int stable, const unsigned char *sk, const uint64_t *sv,
