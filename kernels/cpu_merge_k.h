@@ -18,8 +18,9 @@
  * GP_MERGE_K_MAX: `w`-byte keys (4 or 8); values move only with hv (sv, dv may be NULL
  * without); stable: by (key, value). The output is cut into np >= 1 equal parts run on the
  * host's threads (gp_host_parallel); each part finds the start of its share in every run by
- * co-ranking (a bisection of the key, then of the value, with per-run windows) and merges
- * its shares with a loser tree. The result does not depend on np. Arguments valid (the
+ * co-ranking (a bisection of the key, then of the value, with per-run windows), cuts its
+ * output into four segments the same way, and merges them with four loser trees that
+ * advance together. The result does not depend on np. Arguments valid (the
  * caller checks): n > 0, run >= 1, outputs apart from the inputs. */
 void gp_cpu_merge_k(int w, int hv, int stable, const unsigned char *sk, const uint64_t *sv,
                     int64_t n, int64_t run, int np, unsigned char *dk, uint64_t *dv);
