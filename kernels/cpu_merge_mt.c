@@ -1,11 +1,13 @@
 /* cpu_merge_mt.c — merges on the host's threads (cpu_merge_mt.h): a merge of two runs cut
  * over threads; on it the CPU backend's one merge-split (gp_cpu_merge_split,
  * gpuprim/kernels.h) for keys alone and for (key, value) pairs, with the keys and pairs
- * twins as wrappers; and the merge of many runs as passes of pairwise merges. The merge
+ * twins as wrappers; and the merge of many runs as passes of pairwise merges, the last (up
+ * to 16 runs) one k-way pass (cpu_merge_k.c). The merge
  * loops are cpu_merge.c's (gp_cpu_merge_range: a branch-free merge from merge-path
  * splits); the threads are the host's pool (host.h). */
 #include "cpu_common.h"
 #include "cpu_merge.h"
+#include "cpu_merge_k.h"
 #include "cpu_merge_mt.h"
 #include "cpu_sort.h"
 #include "cpu_twins.h"
@@ -204,6 +206,9 @@ static void pass_part(void *ctx, int p, int np)
     }
 }
 
+/* The runs of `len` elements in n (n > 0). */
+static int64_t runs_of(int64_t n, int64_t len) { return (n - 1) / len + 1; }
+
 int gp_cpu_merge_runs(int width, void *keys, uint64_t *vals, void *tmp_keys, uint64_t *tmp_vals,
                       int64_t n, int64_t run, int stable, int *in_tmp)
 {
@@ -218,14 +223,22 @@ int gp_cpu_merge_runs(int width, void *keys, uint64_t *vals, void *tmp_keys, uin
     unsigned char *buf[2] = {(unsigned char *)keys, (unsigned char *)tmp_keys};
     uint64_t *vb[2] = {vals, tmp_vals};
     int cur = 0;
-    for (int64_t len = run; len < n; len *= 2) {
+    int64_t len = run;
+    /* pairwise passes while more runs are left than one pass merges, or just two (the
+     * branch-free 2-way merge beats the loser tree there) */
+    while (len < n && (runs_of(n, len) > GP_MERGE_K_MAX || runs_of(n, len) == 2)) {
         pass_job j = {width, hv, hv && stable, buf[cur], vb[cur], buf[cur ^ 1], vb[cur ^ 1], n,
                       len};
         const int np = parts_for(n);
         if (np == 1) pass_part(&j, 0, 1);
         else gp_host_parallel(np, pass_part, &j);
         cur ^= 1;
-        if (len > INT64_MAX / 2) break;
+        len = len > n / 2 ? n : 2 * len; /* n: one run left */
+    }
+    if (len < n) { /* 3 to GP_MERGE_K_MAX runs: one pass */
+        gp_cpu_merge_k(width, hv, stable, buf[cur], vb[cur], n, len, parts_for(n), buf[cur ^ 1],
+                       vb[cur ^ 1]);
+        cur ^= 1;
     }
     *in_tmp = cur;
     return GP_OK;

@@ -1,13 +1,15 @@
 /* test_cpu_merge_mt.c — the host's threads and the merges on them (kernels/host.h,
  * cpu_merge_mt.h): every part of a parallel loop runs once; the parallel copy; the merge of
- * many sorted runs (keys, pairs by key, pairs by (key, value); run lengths 1 to 5000, a last
- * short run, many ties) against a stable sort of the whole, the same bits for 1 to 8 threads;
+ * many sorted runs (keys, pairs by key, pairs by (key, value); run lengths 1 to 100000, 1 to
+ * 17 runs and more, a last short run, many ties) and its one-pass merge of up to 16 runs
+ * (cut into 1 to 8 parts) against a stable sort of the whole, for 1 to 8 threads;
  * the CPU merge-split cut over threads equal to one thread's. No MPI, no GPU. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_merge_k.h"
 #include "cpu_merge_mt.h"
 #include "cpu_twins.h"
 #include "gpuprim/kernels.h"
@@ -88,12 +90,15 @@ static void key_put(void *k, int w, int64_t i, uint64_t v)
     else ((uint64_t *)k)[i] = v;
 }
 
-/* n records in runs of `run`, each run sorted (stably) in the merge's order; the expected
- * whole: the stable sort of them all (ties by input position, which runs in input order
- * and sorted stably keep). */
-static void one_merge(int w, int vals, int stable, int64_t n, int64_t run, uint64_t kmod)
+/* n records in runs of `run` with keys below kmod (w = 4: their low 32 bits), each run
+ * sorted (stably) in the merge's order (vals and stable: by (key, value)); *want: the
+ * expected whole, the stable sort of them all (ties by input position, which runs in input
+ * order and sorted stably keep). */
+static rec *make_runs(int w, int vals, int stable, int64_t n, int64_t run, uint64_t kmod,
+                      rec **want)
 {
-    rec *r = xmalloc((size_t)n * sizeof *r), *want = xmalloc((size_t)n * sizeof *r);
+    rec *r = xmalloc((size_t)n * sizeof *r + 1);
+    *want = xmalloc((size_t)n * sizeof *r + 1);
     for (int64_t i = 0; i < n; i++) {
         r[i].key = rnd() % kmod;
         if (w == 4) r[i].key &= 0xFFFFFFFFu;
@@ -104,42 +109,100 @@ static void one_merge(int w, int vals, int stable, int64_t n, int64_t run, uint6
     for (int64_t lo = 0; lo < n; lo += run)
         qsort(r + lo, (size_t)(n - lo < run ? n - lo : run), sizeof *r, cmp_rec);
     for (int64_t i = 0; i < n; i++) r[i].at = i; /* the runs' order is the input order now */
-    memcpy(want, r, (size_t)n * sizeof *r);
-    qsort(want, (size_t)n, sizeof *want, cmp_rec);
-    unsigned char *first = NULL;
-    const int threads[] = {1, 2, 4, 7};
+    memcpy(*want, r, (size_t)n * sizeof *r);
+    qsort(*want, (size_t)n, sizeof **want, cmp_rec);
+    return r;
+}
+
+/* The keys (and values) of r in fresh arrays k, v (v NULL without vals), and room for n of
+ * each in tk, tv. */
+static void load_runs(const rec *r, int w, int vals, int64_t n, void **k, uint64_t **v,
+                      void **tk, uint64_t **tv)
+{
+    *k = xmalloc((size_t)n * 8 + 1), *tk = xmalloc((size_t)n * 8 + 1);
+    *v = vals ? xmalloc((size_t)n * 8 + 1) : NULL;
+    *tv = vals ? xmalloc((size_t)n * 8 + 1) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        key_put(*k, w, i, r[i].key);
+        if (vals) (*v)[i] = r[i].val;
+    }
+}
+
+/* The first position where (ok, ov) differs from want, or -1. */
+static int64_t first_diff(const void *ok, const uint64_t *ov, int w, int vals, const rec *want,
+                          int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        if (key_at(ok, w, i) != want[i].key || (vals && ov[i] != want[i].val)) return i;
+    return -1;
+}
+
+/* gp_cpu_merge_runs on runs of make_runs against the stable sort, the same bits on 1 to 8
+ * threads. */
+static void one_merge(int w, int vals, int stable, int64_t n, int64_t run, uint64_t kmod)
+{
+    rec *want, *r = make_runs(w, vals, stable, n, run, kmod, &want);
+    const int threads[] = {1, 2, 3, 5, 8};
     for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         gp_host_threads_share(threads[t]);
-        void *k = xmalloc((size_t)n * 8), *tk = xmalloc((size_t)n * 8);
-        uint64_t *v = vals ? xmalloc((size_t)n * 8) : NULL;
-        uint64_t *tv = vals ? xmalloc((size_t)n * 8) : NULL;
-        for (int64_t i = 0; i < n; i++) {
-            key_put(k, w, i, r[i].key);
-            if (vals) v[i] = r[i].val;
-        }
+        void *k, *tk;
+        uint64_t *v, *tv;
+        load_runs(r, w, vals, n, &k, &v, &tk, &tv);
         int in_tmp = -1;
         CHECK(gp_cpu_merge_runs(w, k, v, tk, tv, n, run, stable, &in_tmp) == GP_OK,
               "merge_runs failed: %s", gp_cpu_last_error());
-        const void *ok = in_tmp ? tk : k;
-        const uint64_t *ov = in_tmp ? tv : v;
-        int64_t bad = -1;
-        for (int64_t i = 0; i < n && bad < 0; i++)
-            if (key_at(ok, w, i) != want[i].key || (vals && ov[i] != want[i].val)) bad = i;
+        const int64_t bad = first_diff(in_tmp ? tk : k, in_tmp ? tv : v, w, vals, want, n);
         CHECK(bad < 0, "w %d vals %d stable %d n %lld run %lld threads %d: first difference "
               "at %lld", w, vals, stable, (long long)n, (long long)run, threads[t], (long long)bad);
         CHECK(n > 2 * run || in_tmp == (n > run), "in_tmp %d for one or two runs", in_tmp);
-        if (!first) {
-            first = xmalloc((size_t)n * 8 + 1);
-            memcpy(first, ok, (size_t)n * (size_t)w);
-        } else {
-            CHECK(memcmp(first, ok, (size_t)n * (size_t)w) == 0, "threads %d: other bits",
-                  threads[t]);
-        }
         free(k), free(tk), free(v), free(tv);
     }
-    free(first);
     free(r);
     free(want);
+}
+
+/* The one-pass merge of k runs itself (gp_cpu_merge_k), cut into 1 to 8 parts on as many
+ * threads, against the stable sort: the co-ranking of every cut, ties across runs and
+ * within them. */
+static void one_merge_k(int w, int vals, int stable, int64_t n, int64_t run, uint64_t kmod)
+{
+    rec *want, *r = make_runs(w, vals, stable, n, run, kmod, &want);
+    for (int np = 1; np <= 8; np++) {
+        gp_host_threads_share(np);
+        void *k, *tk;
+        uint64_t *v, *tv;
+        load_runs(r, w, vals, n, &k, &v, &tk, &tv);
+        gp_cpu_merge_k(w, vals, stable, k, v, n, run, np, tk, tv);
+        const int64_t bad = first_diff(tk, tv, w, vals, want, n);
+        CHECK(bad < 0, "merge_k: w %d vals %d stable %d n %lld run %lld parts %d: first "
+              "difference at %lld", w, vals, stable, (long long)n, (long long)run, np,
+              (long long)bad);
+        free(k), free(tk), free(v), free(tv);
+    }
+    free(r);
+    free(want);
+}
+
+/* k = 1 .. 17 runs of 1, 3 and 64 elements, full or with a last run of one, keys from 3
+ * values (ties everywhere), from 1000 and from 2^40, every width and order: the one-pass
+ * merge alone (k <= GP_MERGE_K_MAX) and gp_cpu_merge_runs. */
+static void test_merge_k(void)
+{
+    const int64_t runs[] = {1, 3, 64};
+    const uint64_t kmods[] = {3, 1000, 1ull << 40};
+    for (int k = 1; k <= GP_MERGE_K_MAX + 1; k++)
+        for (size_t ri = 0; ri < 3; ri++)
+            for (int shortlast = 0; shortlast < 2; shortlast++)
+                for (size_t ki = 0; ki < 3; ki++)
+                    for (int w = 4; w <= 8; w += 4)
+                        for (int mode = 0; mode < 3; mode++) {
+                            const int64_t run = runs[ri];
+                            const int64_t n = k * run - (shortlast ? run - 1 : 0);
+                            if (k <= GP_MERGE_K_MAX)
+                                one_merge_k(w, mode > 0, mode == 2, n, run, kmods[ki]);
+                            if (ri == 2 || k % 4 == 1)
+                                one_merge(w, mode > 0, mode == 2, n, run, kmods[ki]);
+                        }
 }
 
 static void test_merge_runs(void)
@@ -147,7 +210,7 @@ static void test_merge_runs(void)
     const struct { int64_t n, run; uint64_t kmod; } c[] = {
         {0, 1, 10}, {1, 1, 10}, {2, 1, 10}, {5, 2, 3}, {17, 3, 4}, {1000, 7, 50},
         {4097, 4096, 1000}, {20000, 4096, 100}, {300000, 4096, 1u << 30}, {300001, 70000, 7},
-        {131072, 5000, 1ull << 40},
+        {131072, 5000, 1ull << 40}, {600000, 40001, 5}, {400000, 100000, 1ull << 33},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
         for (int w = 4; w <= 8; w += 4)
@@ -202,6 +265,7 @@ int main(void)
     g_rng = 20261203;
     test_pool();
     test_merge_runs();
+    test_merge_k();
     test_merge_split_threads();
     return gp_check_done("test_cpu_merge_mt");
 }
