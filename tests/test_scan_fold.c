@@ -1,22 +1,22 @@
 /* test_scan_fold.c — the float carry between the tiles of the CUDA scans
  * (kernels/cuda_scan.cuh), emulated on the host with the same arithmetic (scan_dd.h's
- * gp_scan_step, gp_dd_round, gp_dd_add2, gp_dd_norm):
+ * gp_dd_add2, gp_dd_round, gp_dd_norm, gp_scan_step):
  *   - tile totals with NaN of assorted signs and payloads, +-inf, -0.0 and finite values of
  *     many magnitudes (so that the compensation term and its renormalisation every 32 tiles
- *     matter), 300 tiles (past the look-back's 4 windows of 32);
- *   - publication orders: for each tile, the nearest predecessor whose inclusive prefix its
- *     look-back finds published (the one before it, the deepest the windows allow, random
- *     ones), the look-back's windows and lanes as cuda_scan.cuh reads and folds them;
- *   - three copies of the code, the publishing thread's step, the look-back's fold and the
+ *     matter), 1100 tiles (three levels of the look-back's groups of 32);
+ *   - the look-back as cuda_scan.cuh computes it: the group sums of each level folded by
+ *     warp_fold's fixed shape, published by each group's last tile, and each tile's carry the
+ *     piece's carry plus the levels' folds, level 0 first;
+ *   - three copies of the code, the publishing folds, the look-back's folds and the
  *     outputs, whose additions keep different NaNs (the first operand's, the second's, or
  *     their own default NaN; inf - inf each its own), as the copies nvcc inlines and the
  *     hardware may: GP_SCAN_ADD, defined here before scan_dd.h.
- * Checked: every order and every assignment of copies gives the same bits (each tile's carry,
- * its published prefix, its outputs, the total the host receives: what test_gpu_scan
- * compares run to run); a non-finite carry or output is its value class as a sequential sum
- * has it (+inf, -inf, or 0x7FF8000000000000 once a NaN or both infinities came); the
- * reduce-then-scan's carries (segments of 32 tiles folded from the identity, their totals
- * scanned as k_segscan does) give the same non-finite bits.
+ * Checked: every assignment of copies gives the same bits (each tile's carry, its outputs,
+ * the total the host receives: what test_gpu_scan compares run to run); a non-finite carry
+ * or output is its value class as a sequential sum has it (+inf, -inf, or
+ * 0x7FF8000000000000 once a NaN or both infinities came); the reduce-then-scan's carries
+ * (segments of 32 tiles folded from the identity, their totals scanned as k_segscan does)
+ * give the same non-finite bits.
  * Prints the seed (GPUPRIM_TEST_SEED reproduces a run) and "N passed, N failed"; exit 0 / 1.
  */
 #include <inttypes.h>
@@ -33,12 +33,12 @@ static double fold_add(double a, double b);
 #include "test_check.h" /* CHECK, CTX */
 #include "test_rng.h"   /* g_rng, rnd, rnd_unit */
 
-#define NT 300    /* tiles */
-#define NP 4      /* outputs per tile (tile-local prefixes) */
-#define WINDOWS 4 /* cuda_scan.cuh's LB_WINDOWS */
-#define SEG 32    /* cuda_scan.cuh's SEG_TILES */
+#define NT 1100  /* tiles */
+#define NP 4     /* outputs per tile (tile-local prefixes) */
+#define FAN 32   /* cuda_scan.cuh's LB_FAN */
+#define LEVELS 3 /* its levels for NT tiles: the fewest with NT <= FAN^LEVELS */
+#define SEG 32   /* cuda_scan.cuh's SEG_TILES */
 #define NCOPY 3
-#define NORDERS 14
 
 static uint64_t bits(double d)
 {
@@ -137,76 +137,73 @@ typedef struct carry {
     double s, c;
 } carry;
 
-/* The carry into tile T > 0 from the look-back of cuda_scan.cuh when the nearest tile whose
- * inclusive prefix is published is m (T - 32 * WINDOWS <= m < T; the tiles between have
- * their totals): the windows of 32 tiles read nearest first, a lane per tile, the prefix
- * of m, then the totals after it folded in tile order by the look-back's copy (fold). */
-static carry lookback(long T, long m, const carry *inc, int fold)
-{
-    double aggw[WINDOWS][32];
-    int found_w = -1, found_k = 0;
-    for (int w = 0; w < WINDOWS && found_w < 0; w++) {
-        int k = 32;
-        for (int lane = 0; lane < 32; lane++) {
-            aggw[w][lane] = -0.0;
-            if (T - 1 - w * 32 - lane == m && k == 32) k = lane;
-        }
-        for (int lane = 0; lane < k; lane++) {
-            const long t = T - 1 - w * 32 - lane;
-            if (t >= 0) aggw[w][lane] = g_total[t];
-        }
-        if (k < 32) {
-            found_w = w;
-            found_k = k;
-        }
-    }
-    if (found_w < 0) {
-        CHECK(0, "tile %ld: no prefix within %d windows (m = %ld)", T, WINDOWS, m);
-        return (carry){0.0, 0.0};
-    }
-    carry e = inc[m];
-    g_copy = fold;
-    for (int w = found_w; w >= 0; w--)
-        for (int l = (w == found_w ? found_k : 32) - 1; l >= 0; l--)
-            gp_scan_step(&e.s, &e.c, aggw[w][l], T - 1 - (long)w * 32 - l);
-    return e;
-}
-
-/* What a scan of the tiles leaves: each tile's carry and published prefix, its outputs,
- * and the total as the host receives it (set_float_total: normalised). */
+/* What a scan of the tiles leaves: each tile's carry and inclusive prefix (its carry plus
+ * its total; the device computes it for the last tile only: the total), its outputs, and the
+ * total as the host receives it (set_float_total: normalised). */
 typedef struct result {
     carry e[NT], inc[NT];
     double out[NT][NP];
     carry total;
 } result;
 
-/* The nearest published prefix that the look-back of tile T > 0 finds in order `order`:
- * 0, the tile before (every predecessor done); 1, the deepest the windows reach; 2, half
- * way; others random, one of the 4 nearest or any. */
-static long nearest(int order, long T)
+/* cuda_scan.cuh's warp_fold: lane j holds term j (the identity past the terms); lanes j and
+ * j + off added for off = 16, 8, 4, 2, 1, by copy g_copy. */
+static carry warp_fold(carry v[FAN])
 {
-    const long lo = T > 32 * WINDOWS ? T - 32 * WINDOWS : 0, span = T - lo;
-    const uint64_t r = rnd();
-    switch (order) {
-    case 0: return T - 1;
-    case 1: return lo;
-    case 2: return lo + span / 2;
-    default: return (r & 1) ? T - 1 - (long)((r >> 1) % (uint64_t)(span < 4 ? span : 4))
-                            : lo + (long)((r >> 1) % (uint64_t)span);
-    }
+    for (int off = FAN / 2; off > 0; off >>= 1)
+        for (int j = 0; j < off; j++) gp_dd_add2(&v[j].s, &v[j].c, v[j + off].s, v[j + off].c);
+    return v[0];
 }
 
-/* One single-pass scan of the tiles in publication order `order`, the publishing thread's
- * step run by copy cp[0], the look-back by cp[1], the outputs by cp[2] (k_lookback). */
-static void run_lookback(int order, const int cp[3], result *r)
+static carry g_sum[LEVELS][NT]; /* each level's group sums; level 0: the tiles' totals */
+
+/* The group sums as each group's last tile publishes them, by copy cp: entry k of level
+ * l + 1 the fold of entries 32k .. 32k + 31 of level l (full groups only: nothing reads a
+ * short last group's sum). */
+static void group_sums(int cp)
 {
+    g_copy = cp;
+    for (long t = 0; t < NT; t++) g_sum[0][t] = (carry){g_total[t], 0.0};
+    long len = NT;
+    for (int l = 0; l + 1 < LEVELS; l++, len /= FAN)
+        for (long k = 0; k < len / FAN; k++) {
+            carry v[FAN];
+            for (int j = 0; j < FAN; j++) v[j] = g_sum[l][k * FAN + j];
+            g_sum[l + 1][k] = warp_fold(v);
+        }
+}
+
+/* The carry into tile T by copy cp (cuda_scan.cuh's lookback): at each level l the d_l
+ * group sums before T's ancestor in their parent folded, the folds added level 0 first,
+ * then their sum added to the piece's carry. */
+static carry lookback(long T, int cp)
+{
+    g_copy = cp;
+    carry below = {-0.0, -0.0};
+    for (int l = 0; l < LEVELS; l++) {
+        const long a = T >> (5 * l);
+        const int d = (int)(a & (FAN - 1));
+        carry v[FAN];
+        for (int j = 0; j < FAN; j++) v[j] = j < d ? g_sum[l][a - d + j] : (carry){-0.0, -0.0};
+        const carry f = warp_fold(v);
+        gp_dd_add2(&below.s, &below.c, f.s, f.c);
+    }
+    carry e = {g_start_s, g_start_c};
+    gp_dd_add2(&e.s, &e.c, below.s, below.c);
+    return e;
+}
+
+/* One single-pass scan of the tiles (k_lookback): the group sums and the last tile's total
+ * by copy cp[0], the look-back by cp[1], the outputs by cp[2]. */
+static void run_lookback(const int cp[3], result *r)
+{
+    group_sums(cp[0]);
     for (long T = 0; T < NT; T++) {
-        carry e = {g_start_s, g_start_c};
-        if (T > 0) e = lookback(T, nearest(order, T), r->inc, cp[1]);
+        const carry e = lookback(T, cp[1]);
         r->e[T] = e;
         carry i = e;
         g_copy = cp[0];
-        gp_scan_step(&i.s, &i.c, g_total[T], T);
+        gp_dd_add2(&i.s, &i.c, g_total[T], 0.0);
         r->inc[T] = i;
         g_copy = cp[2];
         for (int k = 0; k < NP; k++) r->out[T][k] = gp_dd_round(e.s, e.c, g_pref[T][k]);
@@ -325,31 +322,28 @@ static int diff_nonfinite(const result *l, const result *r)
     return n;
 }
 
-/* One distribution: under each assignment of copies every order against the first order
- * (timing), and the first order against the first assignment's (another build or backend). */
+/* One distribution: each assignment of copies against the first (another build or backend
+ * inlines the additions differently), the reduce-then-scan's non-finite bits against the
+ * look-back's. */
 static void test_dist(int d)
 {
     static const int copies[][3] = {{0, 1, 2}, {1, 0, 0}, {2, 2, 1}, {1, 2, 0}, {0, 0, 0}};
-    static result first, base, r;
+    static result first, r;
     fill(d);
     int worst = 0;
-    for (size_t c = 0; c < sizeof copies / sizeof copies[0]; c++)
-        for (int o = 0; o < NORDERS; o++) {
-            CTX("%s, copies %d%d%d, order %d", dist_names[d], copies[c][0], copies[c][1],
-                copies[c][2], o);
-            result *dst = o > 0 ? &r : c > 0 ? &base : &first;
-            const result *ref = o > 0 ? (c > 0 ? &base : &first) : &first;
-            run_lookback(o, copies[c], dst);
-            check_classes(dst, "look-back");
-            if (dst == &first) continue;
-            char why[200] = "";
-            const int n = diff_tiles(ref, dst, why, sizeof why);
-            worst = n > worst ? n : worst;
-            CHECK(n == 0, "%d of %d tiles differ in bits from %s; %s", n, NT,
-                  o > 0 ? "order 0's" : "the first copies'", why);
-            CHECK(memcmp(&ref->total, &dst->total, sizeof(carry)) == 0,
-                  "the total %#" PRIx64 " vs %#" PRIx64, bits(dst->total.s), bits(ref->total.s));
-        }
+    for (size_t c = 0; c < sizeof copies / sizeof copies[0]; c++) {
+        CTX("%s, copies %d%d%d", dist_names[d], copies[c][0], copies[c][1], copies[c][2]);
+        result *dst = c > 0 ? &r : &first;
+        run_lookback(copies[c], dst);
+        check_classes(dst, "look-back");
+        if (dst == &first) continue;
+        char why[200] = "";
+        const int n = diff_tiles(&first, dst, why, sizeof why);
+        worst = n > worst ? n : worst;
+        CHECK(n == 0, "%d of %d tiles differ in bits from the first copies'; %s", n, NT, why);
+        CHECK(memcmp(&first.total, &dst->total, sizeof(carry)) == 0,
+              "the total %#" PRIx64 " vs %#" PRIx64, bits(dst->total.s), bits(first.total.s));
+    }
     for (int cp = 0; cp < NCOPY; cp++) {
         CTX("%s, reduce-then-scan, copy %d", dist_names[d], cp);
         run_rts(cp, &r);
@@ -358,8 +352,8 @@ static void test_dist(int d)
         CHECK(n == 0, "%d tiles whose non-finite bits are not the look-back's", n);
     }
     CTX("%s", "");
-    printf("  %-7s %d orders x %zu copy assignments: at most %d of %d tiles differed\n",
-           dist_names[d], NORDERS, sizeof copies / sizeof copies[0], worst, NT);
+    printf("  %-7s %zu copy assignments: at most %d of %d tiles differed\n", dist_names[d],
+           sizeof copies / sizeof copies[0], worst, NT);
 }
 
 /* The helpers themselves: the one NaN, a class kept through the step and the renormalising
