@@ -61,7 +61,8 @@ __device__ __forceinline__ int bin_of(float x, const HA &a, const float *e)
     if (F & FASTIDX) {
         i = (int)fa;
         const float fr = fa - (float)i, m = fa * 0x1p-19f;
-        if (!(fr > m && fr < 1.0f - m)) i = (int)gp_hist_trunc((double)__fmul_rn(__fdiv_rn(num, a.den), a.nf), a.nb);
+        if (!(fr > m && fr < 1.0f - m))
+            i = (int)gp_hist_trunc((double)__fmul_rn(__fdiv_rn(num, a.den), a.nf), a.nb);
         else if (i >= a.nb) i = a.nb - 1;
     } else {
         const float m = __fmul_rn(fa, 0x1p-19f);
@@ -282,7 +283,8 @@ static void sel_row(const char *name, Ctx c, int copies, int reps)
     CK(cudaMemcpy(h.data(), c.g, 8 * h.size(), cudaMemcpyDeviceToHost));
     unsigned long long s = 0, mx = 0;
     for (auto x : h) { s += x; mx = std::max(mx, x); }
-    printf("sel1 %s n=%lld %-26s copies %d U %d blocks/SM %d: %.4f ms, %.1f GB/s, sum %s, top %.3f\n",
+    printf("sel1 %s n=%lld %-26s copies %d U %d blocks/SM %d: %.4f ms, %.1f GB/s, sum %s, "
+           "top %.3f\n",
            sizeof(T) == 4 && std::is_same<T, float>::value ? "f32" : "i32", c.n, name, copies, U,
            per, ms, c.n * 4.0 / ms / 1e6,
            (F & NOATOM) ? "-" : s == (unsigned long long)c.n ? "ok" : "BAD", (double)mx / c.n);
