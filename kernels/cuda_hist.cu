@@ -312,15 +312,18 @@ void accept_window(const gp_hist_spec *s, HistArgs &a)
     const bool f32 = s->mode == GP_HIST_F32;
     const double lo = f32 ? (double)s->lo_f : s->lo_d;
     const double scale = (double)s->nbins / (f32 ? (double)s->den_f : s->den_d);
+    const double m0 = 0x1p-20 * (double)s->nbins + 0x1p-40 * (double)s->nbins;
+    a.acc = 0;
+    if (!(m0 < 0.4) || !(f32 ? a.fast : a.fast_i)) return; /* no window: no edges to measure */
     double d = 0.0;
-    for (int64_t i = 0; i <= s->nbins; i++) {
+    for (int64_t i = 0; i <= s->nbins && m0 + d < 0.5; i++) { /* past 0.5: surely no window */
         const double e = f32 ? (double)((const float *)s->edges)[i]
                              : ((const double *)s->edges)[i];
         const double u = fabs((e - lo) * scale - (double)i);
         d = u > d || u != u ? u : d; /* NaN: no window */
     }
     const double m = d + 0x1p-20 * (double)s->nbins + 0x1p-40 * (double)s->nbins;
-    a.acc = m < 0.4 && (f32 ? a.fast : a.fast_i);
+    a.acc = m < 0.4;
     a.acc_lo = nextafterf((float)m, 1.0f);        /* rounded up, then one more */
     a.acc_hi = nextafterf((float)(1.0 - m), 0.0f); /* rounded down, then one less */
 }
