@@ -28,6 +28,7 @@ void gp_fault_parse(const char *value, gp_fault *f)
     f->rank = (int)r;
     snprintf(f->phase, sizeof f->phase, "%s", ph);
     f->kill = strcmp(kind, "kill") == 0;
+    f->segv = strcmp(kind, "segv") == 0;
 }
 
 void gp_fault_from_env(gp_fault *f) { gp_fault_parse(getenv("GPUPRIM_FAULT"), f); }
@@ -41,9 +42,13 @@ int gp_fault_fire(const gp_fault *f, int rank, const char *phase)
 {
     if (!gp_fault_hits(f, rank, phase)) return 0;
     fprintf(stderr, "gpuprim_mpi: rank %d: GPUPRIM_FAULT: injected %s in phase %s\n", rank,
-            f->kill ? "SIGKILL" : "failure", phase);
+            f->kill ? "SIGKILL" : f->segv ? "segmentation fault" : "failure", phase);
     fflush(stderr);
     if (f->kill) raise(SIGKILL);
+    if (f->segv) { /* a real fault: a store to an unmapped address */
+        int *volatile bad = (int *)(uintptr_t)8;
+        *bad = 1;
+    }
     return 1;
 }
 

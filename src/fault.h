@@ -1,10 +1,11 @@
-/* fault.h — the test hook GPUPRIM_FAULT=RANK:PHASE[:kill]: rank RANK fails when it reaches
+/* fault.h — the test hook GPUPRIM_FAULT=RANK:PHASE[:kill|:segv]: rank RANK fails when it reaches
  * phase PHASE of the job (alloc, read, reduce, sort, exchange, write; out of core, runs,
  * after its first run, and merge; and inside the rank exchange, which gets them through
  * gp_exchange_config: xsetup, its shared-transport setup, and xstep, its first step with a
  * partner), by default as a failed
  * call (the ranks agree on the error and leave together), with ":kill" by SIGKILL (the
- * launcher then ends the job). As binding.h does for the GPU choice, the environment is read
+ * launcher then ends the job), with ":segv" by a store to an unmapped address (the
+ * fatal-signal line of startup.h, then the launcher ends the job). As binding.h does for the GPU choice, the environment is read
  * into a record once (gp_fault_from_env) and a pure function decides (gp_fault_hits). */
 #ifndef GP_FAULT_H
 #define GP_FAULT_H
@@ -14,6 +15,7 @@ typedef struct gp_fault {
     int rank;
     char phase[32];
     int kill;        /* ":kill": SIGKILL instead of a failed call */
+    int segv;        /* ":segv": a segmentation fault instead of a failed call */
 } gp_fault;
 
 /* Parses a GPUPRIM_FAULT value ("RANK:PHASE" or "RANK:PHASE:kill", RANK an int by the
@@ -28,7 +30,8 @@ void gp_fault_from_env(gp_fault *f);
 int gp_fault_hits(const gp_fault *f, int rank, const char *phase);
 
 /* When *f hits (rank, phase): says so on stderr ("gpuprim_mpi: rank R: GPUPRIM_FAULT:
- * injected failure|SIGKILL in phase P"), raises SIGKILL for a kill and returns 1; else 0. */
+ * injected failure|SIGKILL|segmentation fault in phase P"), raises SIGKILL for a kill,
+ * faults for a segv, and returns 1; else 0. */
 int gp_fault_fire(const gp_fault *f, int rank, const char *phase);
 
 /* Hands the I/O's test hooks (RANK:pread, RANK:pwrite, RANK:tmpfile of *f, for this rank)

@@ -82,6 +82,7 @@ static int run_phase(gp_job *j, const gp_phase *ph, int err)
     const char *line = ph->own & OWN_LINE ? NULL : gp_phase_progress(ph->word);
     const char *fault = ph->own & OWN_FAULT ? NULL : gp_phase_fault(ph->word);
     if (line) gp_progress_phase(line);
+    gp_proc_phase(gp_phase_label(ph->word)); /* the fatal-signal line's phase (startup.h) */
     const double t0 = now();
     if (fault) { /* an injected failure is agreed on before the phase's collectives */
         if (gp_fault_fire(&j->fault, j->rank, fault)) {
@@ -375,6 +376,7 @@ int gp_run_file(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp_res
 
     j.t[GP_PH_TOTAL] = now() - t0;
     gp_proc_mark(GP_STEP_LAST_PHASE);
+    gp_proc_phase("teardown");
     job_release(&j);
     gp_proc_mark(GP_STEP_FREES);
     MPI_Reduce(j.t, res->run.t, GP_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
@@ -399,6 +401,7 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     double t0 = now(), t[GP_NPHASES] = {0};
     t[GP_PH_STARTUP] = gp_proc_since_main();
     gp_proc_mark(GP_STEP_FIRST_PHASE);
+    gp_proc_phase(gp_phase_label(GP_PH_INTEGRATE));
     /* b < a: minus the rule over [b, a] (bitwise); a == b: 0 */
     const int reversed = o->b < o->a;
     const double lo = reversed ? o->b : o->a, hi = reversed ? o->a : o->b;
@@ -427,6 +430,7 @@ int gp_run_function(MPI_Comm comm, const gp_options *o, const gp_backend *be, gp
     }
     t[GP_PH_TOTAL] = now() - t0;
     gp_proc_mark(GP_STEP_LAST_PHASE);
+    gp_proc_phase("teardown");
     MPI_Reduce(t, res->run.t, GP_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
     res->run.function_mode = 1;
     gp_result_function *fn = &res->fn;

@@ -83,6 +83,7 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
+    gp_proc_fatal_install(rank); /* after MPI_Init: its handler runs after our line */
 
     char msg[2048] = "";
     gp_options o;

@@ -1,9 +1,10 @@
 /* startup.c — the process from main's entry to its exit (startup.h): the steps' clock and
- * trace, the early CUDA context, the exit. */
+ * trace, the early CUDA context, the fatal-signal line, the exit. */
 #define _GNU_SOURCE /* CLOCK_BOOTTIME */
 #include "startup.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +129,68 @@ int gp_early_cuda_take(int device, int local_rank)
     g_proc.made = 0;
     g_proc.released = 1;
     return 0;
+}
+
+/* ---- the fatal-signal line ---------------------------------------------------------------- */
+
+static const int g_fatal_sig[4] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE};
+static const char *const g_fatal_name[4] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"};
+static struct sigaction g_fatal_old[4];
+static int g_fatal_rank = -1;
+static const char *volatile g_fatal_phase = "startup";
+
+void gp_proc_phase(const char *name)
+{
+    if (name) g_fatal_phase = name;
+}
+
+/* Appends text, or the decimal digits of v, to line[*l, cap) (async-signal-safe). */
+static void put_text(char *line, size_t *l, size_t cap, const char *text)
+{
+    while (*text && *l + 1 < cap) line[(*l)++] = *text++;
+}
+
+static void put_int(char *line, size_t *l, size_t cap, int v)
+{
+    char d[12];
+    int k = 0;
+    unsigned u = v < 0 ? 0u - (unsigned)v : (unsigned)v;
+    do d[k++] = (char)('0' + u % 10u); while ((u /= 10u) && k < 11);
+    if (v < 0 && *l + 1 < cap) line[(*l)++] = '-';
+    while (k > 0 && *l + 1 < cap) line[(*l)++] = d[--k];
+}
+
+static void on_fatal(int sig, siginfo_t *info, void *uc)
+{
+    (void)uc;
+    int k = 0;
+    while (k < 3 && g_fatal_sig[k] != sig) k++;
+    char line[256];
+    size_t l = 0;
+    put_text(line, &l, sizeof line, "gpuprim_mpi: rank ");
+    put_int(line, &l, sizeof line, g_fatal_rank);
+    put_text(line, &l, sizeof line, ": fatal signal ");
+    put_int(line, &l, sizeof line, sig);
+    put_text(line, &l, sizeof line, " (");
+    put_text(line, &l, sizeof line, g_fatal_name[k]);
+    put_text(line, &l, sizeof line, ") in ");
+    put_text(line, &l, sizeof line, g_fatal_phase);
+    line[l++] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, l);
+    (void)w;
+    sigaction(sig, &g_fatal_old[k], NULL);
+    if (info && info->si_code <= 0) raise(sig); /* sent, not a fault: deliver it again */
+}
+
+void gp_proc_fatal_install(int rank)
+{
+    g_fatal_rank = rank;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fatal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    for (int k = 0; k < 4; k++) sigaction(g_fatal_sig[k], &sa, &g_fatal_old[k]);
 }
 
 /* ---- the end --------------------------------------------------------------------------- */

@@ -106,6 +106,18 @@ int gp_proc_leave_memory(const gp_backend *be);
  * return. */
 int gp_proc_exit(int rank, int size, const gp_backend *be, int status);
 
+/* After MPI_Init: a fault of this process (SIGSEGV, SIGBUS, SIGILL, SIGFPE) first writes one
+ * line, "gpuprim_mpi: rank R: fatal signal N (NAME) in PHASE", with the phase named by the
+ * last gp_proc_phase ("startup" before the first), then the handler that was there before
+ * (Open MPI's, which prints a backtrace, or the default, which dumps core) takes the signal:
+ * the faulting instruction runs again under it; a signal sent by another process is raised
+ * again. */
+void gp_proc_fatal_install(int rank);
+
+/* The phase named by the fatal-signal line from now on (a string that lives as long as the
+ * process; NULL keeps the last one). */
+void gp_proc_phase(const char *name);
+
 /* Process start time from the text of /proc/self/stat: field 22 (starttime, clock ticks
  * since boot), read after the last ')' so that a command name with spaces or parentheses
  * does not shift the fields. Returns 0 with *ticks set, or -1. Pure. */

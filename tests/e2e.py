@@ -331,6 +331,8 @@ def check_cli(args, rng):
     # faults: one rank fails at a chosen phase (GPUPRIM_FAULT); the job must end within seconds
     # with one clear message, a non-zero exit and no output file
     # (alloc: a real allocation of 2^62 bytes fails in the backend: its own error line)
+    # (exchange:segv: a real segmentation fault, whose fatal-signal line names the rank and
+    # the phase before the launcher ends the job)
     # (tmpfile: SIGTERM to one rank while the temporary output file exists, as mpirun or
     # Slurm sends it; every rank guards that file, not only rank 0 that names it)
     # (xstep: inside the first exchange step, after the split, while a shared-transport partner
@@ -343,7 +345,7 @@ def check_cli(args, rng):
     faults = [("2:alloc", 7, "auto"), ("1:read", 5, "auto"), ("2:reduce", 7, "auto"),
               ("0:sort", 7, "auto"), ("1:exchange", 7, "auto"), ("2:write", 6, "auto"),
               ("1:sort:kill", None, "auto"), ("2:tmpfile", None, "auto"), ("0:tmpfile", None, "auto"),
-              ("0:xsetup", 7, "shared")]
+              ("0:xsetup", 7, "shared"), ("1:exchange:segv", None, "shared")]
     for tr in ("shared", "mpi"):
         faults += [("1:exchange:kill", None, tr), ("1:xstep", 7, tr), ("0:xstep:kill", None, tr),
                    ("2:xstep:kill", None, tr)]
@@ -371,6 +373,9 @@ def check_cli(args, rng):
               f"fault {fault}: want one error line naming the fault, got {ours}")
         check(not [f for f in os.listdir(w) if f.startswith("fault_out.h5") or ".gpuprim." in f],
               f"fault {fault}: output left behind: {os.listdir(w)}")
+        if ":segv " in fault:
+            check("gpuprim_mpi: rank 1: fatal signal 11 (SIGSEGV) in rank exchange" in p.stderr,
+                  f"fault {fault}: no fatal-signal line naming the phase: {p.stderr[-600:]!r}")
         if ":tmpfile " in fault:
             check("the temporary output file was removed" in p.stderr,
                   f"fault {fault}: no line says the temporary file was removed: {p.stderr[-300:]!r}")

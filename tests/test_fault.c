@@ -33,7 +33,12 @@ int main(void)
     expect("-1:read", -1, "read", 1, 0);       /* as parsed; no rank is -1 */
     gp_fault f;
     gp_fault_parse("3:write", &f);
-    CHECK(f.set && f.rank == 3 && strcmp(f.phase, "write") == 0 && !f.kill, "3:write parsed");
+    CHECK(f.set && f.rank == 3 && strcmp(f.phase, "write") == 0 && !f.kill && !f.segv,
+          "3:write parsed");
+    gp_fault_parse("1:exchange:segv", &f);
+    CHECK(gp_fault_hits(&f, 1, "exchange") && f.segv && !f.kill, "1:exchange:segv parsed");
+    gp_fault_parse("1:exchange:kill", &f);
+    CHECK(f.kill && !f.segv, "1:exchange:kill is no segv");
     CHECK(!gp_fault_hits(NULL, 3, "write") && !gp_fault_hits(&f, 3, NULL), "NULL arguments");
     setenv("GPUPRIM_FAULT", "4:alloc", 1);
     gp_fault_from_env(&f);
