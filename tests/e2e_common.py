@@ -100,6 +100,12 @@ def run_mpi(args, P, argv, timeout=600, env=None):
         raise
     done = subprocess.CompletedProcess(full, p.returncode, out, err)
     done.seconds = time.time() - t0
+    injected = env is not None and env.get("GPUPRIM_FAULT")
+    if not injected and (p.returncode < 0 or p.returncode > 128 or "exited on signal" in err):
+        # a rank died of a signal: its fatal-signal line and backtrace are above mpirun's
+        # notice, beyond the tails the tests print, so the whole stderr goes to the log now
+        print(f"--- {' '.join(full)}: exit {p.returncode}, a rank died of a signal; its stderr:\n"
+              f"{err[-8000:]}\n---", flush=True)
     return done
 
 
