@@ -22,6 +22,7 @@ void gp_bind_env_from_process(gp_bind_env *env)
     env->trace_startup = getenv("GPUPRIM_TRACE_STARTUP");
     env->early_cuda = getenv("GPUPRIM_EARLY_CUDA");
     env->fast_mpi_init = getenv("GPUPRIM_FAST_MPI_INIT");
+    env->fast_mpi_finalize = getenv("GPUPRIM_FAST_MPI_FINALIZE");
     env->free_at_exit = getenv("GPUPRIM_FREE_AT_EXIT");
 }
 
@@ -109,6 +110,7 @@ void gp_bind_start_knobs(const gp_bind_env *env, gp_start_knobs *k)
     k->trace = is(env->trace_startup, "1");
     k->early_cuda = !is(env->early_cuda, "0");
     k->fast_mpi_init = !is(env->fast_mpi_init, "0");
+    k->fast_mpi_finalize = !is(env->fast_mpi_finalize, "0");
     k->free_at_exit = is(env->free_at_exit, "1");
 }
 

@@ -4,7 +4,8 @@
  * inputs. gp_select_backend (src/setup.c) gathers the inputs and calls it. The same
  * environment gives the node-local rank before MPI_Init (the launchers' variables, for the
  * CUDA context made while MPI_Init runs: startup.h) and the program's start and end knobs
- * (GPUPRIM_TRACE_STARTUP, GPUPRIM_EARLY_CUDA, GPUPRIM_FAST_MPI_INIT, GPUPRIM_FREE_AT_EXIT).
+ * (GPUPRIM_TRACE_STARTUP, GPUPRIM_EARLY_CUDA, GPUPRIM_FAST_MPI_INIT, GPUPRIM_FAST_MPI_FINALIZE,
+ * GPUPRIM_FREE_AT_EXIT).
  *
  * The rule: device = local_rank mod visible. Under `srun --gpus-per-task=1` every rank sees
  * exactly one device (Slurm narrows CUDA_VISIBLE_DEVICES per task), so mod gives device 0
@@ -52,6 +53,7 @@ typedef struct gp_bind_env {
     const char *trace_startup;        /* GPUPRIM_TRACE_STARTUP */
     const char *early_cuda;           /* GPUPRIM_EARLY_CUDA */
     const char *fast_mpi_init;        /* GPUPRIM_FAST_MPI_INIT */
+    const char *fast_mpi_finalize;    /* GPUPRIM_FAST_MPI_FINALIZE */
     const char *free_at_exit;         /* GPUPRIM_FREE_AT_EXIT */
 } gp_bind_env;
 
@@ -63,6 +65,8 @@ typedef struct gp_start_knobs {
                          runs; GPUPRIM_EARLY_CUDA=0: after MPI_Init, on the main thread */
     int fast_mpi_init; /* 1 (default): a job on one node asks Open MPI for no cm PML
                          (startup.h); GPUPRIM_FAST_MPI_INIT=0: no such request */
+    int fast_mpi_finalize; /* 1 (default): TCP_NODELAY on the process's TCP sockets before
+                              MPI_Finalize (startup.h); GPUPRIM_FAST_MPI_FINALIZE=0: not */
     int free_at_exit; /* GPUPRIM_FREE_AT_EXIT=1: the job frees its device and pinned memory
                          and the CUDA context is destroyed before the exit (the old path);
                          else 0: the exit frees them */
@@ -99,7 +103,8 @@ int gp_bind_launcher_local_rank(const gp_bind_env *env);
 int gp_bind_one_node(const gp_bind_env *env);
 
 /* The knobs of *env: GPUPRIM_TRACE_STARTUP and GPUPRIM_FREE_AT_EXIT are on for "1" only,
- * GPUPRIM_EARLY_CUDA and GPUPRIM_FAST_MPI_INIT are off for "0" only. env NULL: the
+ * GPUPRIM_EARLY_CUDA, GPUPRIM_FAST_MPI_INIT and GPUPRIM_FAST_MPI_FINALIZE are off for "0"
+ * only. env NULL: the
  * defaults. Pure. */
 void gp_bind_start_knobs(const gp_bind_env *env, gp_start_knobs *k);
 

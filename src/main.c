@@ -90,6 +90,7 @@ int main(int argc, char **argv)
     int rc = gp_parse_options(argc, argv, &o, rank == 0, msg, sizeof msg);
     if (rc != 0) {
         if (rc > 0 && rank == 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
+        gp_mpi_fast_finalize();
         MPI_Finalize();
         return gp_proc_exit(rank, size, NULL, rc > 0 ? gp_exit_status(rc) : 0);
     }
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
         if (rc != 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
+    gp_mpi_fast_finalize(); /* no 40 ms wait for the launcher's acknowledgement (startup.h) */
     MPI_Finalize();
     gp_proc_mark(GP_STEP_MPI_FINALIZE);
     /* the memory the job left, and the CUDA context, go with the process (startup.h) */

@@ -3,11 +3,15 @@
 #define _GNU_SOURCE /* CLOCK_BOOTTIME */
 #include "startup.h"
 
+#include <dirent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +38,7 @@ static struct {
     int released;           /* 1: ... for a device or rank MPI did not confirm: destroyed */
     int cuda_used;          /* 1: some CUDA context was made in this process */
     int pml_hint;           /* 1: gp_mpi_fast_init asked for no cm PML (unless set before) */
+    int nodelay;            /* sockets gp_mpi_fast_finalize set TCP_NODELAY on; -1: not run */
 } g_proc;
 
 static double since(const struct timespec *a, const struct timespec *b)
@@ -52,6 +57,7 @@ void gp_proc_start(void)
     gp_bind_env_from_process(&env);
     gp_bind_start_knobs(&env, &g_proc.knobs);
     g_proc.device = g_proc.local_rank = -1;
+    g_proc.nodelay = -1;
 }
 
 double gp_proc_since_main(void)
@@ -76,6 +82,39 @@ void gp_mpi_fast_init(void)
     gp_bind_env_from_process(&env);
     if (!g_proc.knobs.fast_mpi_init || !gp_bind_one_node(&env)) return;
     g_proc.pml_hint = setenv("OMPI_MCA_pml", "^cm", 0) == 0;
+}
+
+/* ---- MPI_Finalize ----------------------------------------------------------------------- */
+
+/* 1 when fd is a TCP stream socket (IPv4 or IPv6). */
+static int tcp_socket(int fd)
+{
+    int type = 0;
+    socklen_t len = sizeof type;
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM) return 0;
+    struct sockaddr_storage a;
+    len = sizeof a;
+    if (getsockname(fd, (struct sockaddr *)&a, &len) != 0) return 0;
+    return a.ss_family == AF_INET || a.ss_family == AF_INET6;
+}
+
+int gp_mpi_fast_finalize(void)
+{
+    if (!g_proc.knobs.fast_mpi_finalize) return 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 0;
+    int n = 0;
+    const int own = dirfd(d);
+    for (struct dirent *e = readdir(d); e; e = readdir(d)) {
+        char *end;
+        const long fd = strtol(e->d_name, &end, 10);
+        const int one = 1;
+        if (end == e->d_name || *end || fd < 0 || fd == own || !tcp_socket((int)fd)) continue;
+        if (setsockopt((int)fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0) n++;
+    }
+    closedir(d);
+    g_proc.nodelay = n;
+    return n;
 }
 
 /* ---- the early CUDA context ------------------------------------------------------------ */
@@ -237,9 +276,10 @@ static double pre_main(void)
 }
 
 /* This rank's trace line, written at once: "gpuprim_mpi: trace: rank R/P: pre_main=MS
- * mpi_init=MS ... exit=MS early_cuda=WORD one_node_pml=^cm|-" (milliseconds since main's
- * entry; "-" for a step not reached; early_cuda: off, none (not started), made, released
- * (made, then destroyed: MPI chose another device or rank) or failed). */
+ * mpi_init=MS ... exit=MS early_cuda=WORD one_node_pml=^cm|- nodelay=N" (milliseconds since
+ * main's entry; "-" for a step not reached; early_cuda: off, none (not started), made,
+ * released (made, then destroyed: MPI chose another device or rank) or failed; nodelay: the
+ * sockets gp_mpi_fast_finalize set, -1 when it did not run). */
 static void print_trace(int rank, int size)
 {
     char line[1024];
@@ -257,8 +297,8 @@ static void print_trace(int rank, int size)
     const char *early = !g_proc.knobs.early_cuda ? "off" : !g_proc.started ? "none"
                         : g_proc.released ? "released" : g_proc.made ? "made" : "failed";
     if (l < sizeof line)
-        snprintf(line + l, sizeof line - l, " early_cuda=%s one_node_pml=%s\n", early,
-                 g_proc.pml_hint ? "^cm" : "-");
+        snprintf(line + l, sizeof line - l, " early_cuda=%s one_node_pml=%s nodelay=%d\n",
+                 early, g_proc.pml_hint ? "^cm" : "-", g_proc.nodelay);
     fputs(line, stderr);
     fflush(stderr);
 }
