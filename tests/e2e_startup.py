@@ -9,10 +9,11 @@ For every rank count in --nps:
 - the trace (GPUPRIM_TRACE_STARTUP=1), for --function and for a sorting file job with --out
   and --json: one line per rank, "gpuprim_mpi: trace: rank R/P: pre_main=MS mpi_init=MS ...
   exit=MS early_cuda=WORD one_node_pml=WORD nodelay=N", every step named (nodelay a count:
-  the sockets set TCP_NODELAY before MPI_Finalize), the steps reached in their order (report on rank 0 only), first_alloc only in the file job; on the CUDA backend the
-  device chosen before MPI_Init and its context made (early_cuda=made) before the first phase;
-  no such line without the knob. The startup row (table and --json times_ms) is the largest first_phase of the ranks,
-  the teardown row rank 0's report - last_phase (each to 0.01 ms, the trace's rounding); the
+  the sockets set TCP_NODELAY before MPI_Finalize), the steps reached in their order (report
+  on rank 0 only), first_alloc only in the file job; on the CUDA backend the device chosen
+  before MPI_Init and its context made (early_cuda=made) before the first phase; no such line
+  without the knob. The startup row (table and --json times_ms) is the largest first_phase of
+  the ranks, the teardown row rank 0's report - last_phase (each to 0.01 ms, the trace's rounding); the
   file job's output is numpy's sort of the input.
 - the output space, on a tmpfs of 1 MiB mounted under WORK (root; skipped with a message
   where the mount fails): an --out that cannot fit (4 MiB of float32; and values + argsort +
