@@ -1,7 +1,8 @@
 /* gp_path.h — file and dataset names: the folder of an output path, for the checks and the
  * temporary names beside the target, names made printable on one line, and the removal of
- * a temporary file on a failing path (io/h5_*.c, src/report.c, src/setup.c, src/main.c; a
- * file that includes it defines _POSIX_C_SOURCE 200809L or more). Private: not installed. */
+ * a temporary file on a failing path (io/h5_*.c, src/report.c, src/report_doc.c,
+ * src/setup.c, src/main.c; a file that includes it defines _POSIX_C_SOURCE 200809L or more).
+ * Private: not installed. */
 #ifndef GP_PATH_H
 #define GP_PATH_H
 

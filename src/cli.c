@@ -35,7 +35,8 @@ static void print_usage_dist(void)
     );
 }
 
-void gp_print_usage(void)
+/* The --help text's head: the usage lines, what the program does, the input options. */
+static void print_usage_input(void)
 {
     printf(
         "usage: gpuprim_mpi [options] FILE.h5\n"
@@ -56,6 +57,14 @@ void gp_print_usage(void)
         "                     finite, non-zero)\n"
         "  --x DATASET        sample coordinates for a non-uniform trapezoid rule: same element\n"
         "                     count, read as float64 (default: none, uniform --dx; not with --dx)\n"
+    );
+}
+
+/* The --help section of the output options: --out and what goes into it, --json, the
+ * summary's and the progress line's switches. */
+static void print_usage_output(void)
+{
+    printf(
         "output\n"
         "  --out FILE         write the globally sorted data: one 1-D dataset, same path and\n"
         "                     stored type as the input; written under a temporary name and\n"
@@ -98,8 +107,13 @@ void gp_print_usage(void)
         "                     seconds (default: only on a terminal and without --quiet, as one\n"
         "                     line \"gpuprim_mpi: PHASE... 12.3 s\" for phases longer than 2 s;\n"
         "                     under mpirun the ranks' stderr is a pipe, so use --progress)\n"
-        "  --no-progress      no progress line, not even on a terminal\n");
-    print_usage_dist();
+        "  --no-progress      no progress line, not even on a terminal\n"
+    );
+}
+
+/* The --help sections of the function job's and the execution's options. */
+static void print_usage_function_exec(void)
+{
     printf(
         "function mode (no file)\n"
         "  --function NAME    integrate x2 | sin | exp | gauss (exp(-x^2)) with the trapezoid rule\n"
@@ -126,6 +140,13 @@ void gp_print_usage(void)
         "  -h, --help         print this text and exit 0\n"
         "  --version          print the version and whether this build has the CUDA backend;\n"
         "                     exit 0\n"
+    );
+}
+
+/* The --help text's tail: the option syntax, the GPU binding, the exit codes. */
+static void print_usage_notes(void)
+{
+    printf(
         "\n"
         "An option's value is the next word or follows '=': --out FILE or --out=FILE. A\n"
         "long option may be shortened to any prefix that names only it (--verb for\n"
@@ -138,8 +159,18 @@ void gp_print_usage(void)
         "Slurm's --gpus-per-task=1 leaves one per rank). More ranks than GPUs on a node share\n"
         "them, with one warning. Times are wall-clock milliseconds, the maximum over ranks.\n"
         "\n"
-        "exit codes (the same on every rank)\n");
+        "exit codes (the same on every rank)\n"
+    );
     gp_exit_print(stdout, GP_PROG_MPI, 90);
+}
+
+void gp_print_usage(void)
+{
+    print_usage_input();
+    print_usage_output();
+    print_usage_dist();
+    print_usage_function_exec();
+    print_usage_notes();
 }
 
 /* The --version text: the version (from git at build time) and the backends built. */

@@ -1,6 +1,7 @@
 /* job.h — the gpuprim_mpi job: the backend of each rank and the output checks (setup.c), the
  * file job as named phases and the function job (job.c; the phases' names: phases.h), the
- * report (report.c); the result record they fill and show is result.h's. */
+ * report (report.c; the --json document: report_doc.c); the result record they fill and show
+ * is result.h's. */
 #ifndef GP_JOB_H
 #define GP_JOB_H
 

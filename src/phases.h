@@ -1,9 +1,9 @@
 /* phases.h — the job's one phase vocabulary: every phase of the jobs, and every point inside
  * one that a test hook names, with the time row it is booked in (the report's phase table,
  * the JSON's times_ms keys), its progress line and its GPUPRIM_FAULT name. The report
- * (report.c), the progress lines and the fault hooks (job.c, the ph_*.c phases, fault.c's
- * I/O hooks) take these names from gp_phase_words and from nowhere else; tests and users
- * rely on every one of them, so a new phase adds a word and changes none.
+ * (report.c, report_doc.c), the progress lines and the fault hooks (job.c, the ph_*.c
+ * phases, fault.c's I/O hooks) take these names from gp_phase_words and from nowhere else;
+ * tests and users rely on every one of them, so a new phase adds a word and changes none.
  *
  * A new phase of the file job: a word here (a row of its own when the report shows its
  * time, else the row it counts towards), its function in a ph_*.c file of its own, and a

@@ -1,5 +1,5 @@
 /* report_json.h — what the two versions of the --json report (--json-version) differ in,
- * for report.c: the keys of times_ms, and how a non-finite number is written.
+ * for report_doc.c: the keys of times_ms, and how a non-finite number is written.
  *
  * Version 1 (the report before "report_version" existed): NaN and infinities as the strings
  * "nan", "inf", "-inf"; times_ms keyed by the phase table's labels, spaces included ("local

@@ -1,5 +1,5 @@
 /* report_jwrite.h — the writers of the --json report's members (report_jwrite.c), which the
- * report (report.c) and its distribution's fields (report_dist.c) write with: the report
+ * report (report_doc.c) and its distribution's fields (report_dist.c) write with: the report
  * being written (its version and its non-finite numbers), keys, strings, numbers in the
  * report's version. Private to the program; one report at a time (one thread). */
 #ifndef GP_REPORT_JWRITE_H

@@ -1,6 +1,6 @@
 /* result.h — the file job's and the function job's result record, gp_result, in parts (one
  * per concept): filled by the phases (job.c, the ph_*.c files, setup.c's backend choice) and
- * shown by the report (report.c, report_dist.c). Types only. */
+ * shown by the report (report.c, report_doc.c, report_dist.c). Types only. */
 #ifndef GP_RESULT_H
 #define GP_RESULT_H
 
@@ -14,8 +14,8 @@
 
 /* The result record: everything the report and the JSON show (valid on rank 0 after a run),
  * in parts, one per concept; each part is filled by the phases of its concept (job.c and the
- * ph_*.c files) and shown by its own functions in report.c. A new primitive (a scan, a
- * distribution) adds a part of its own at the end of gp_result. */
+ * ph_*.c files) and shown by its own functions in report.c and report_doc.c. A new
+ * primitive (a scan, a distribution) adds a part of its own at the end of gp_result. */
 
 /* The run: who ran it, how, and the times. */
 typedef struct gp_result_run {

@@ -68,6 +68,30 @@ static int ranks_on_my_gpu(MPI_Comm comm, MPI_Comm node, const gp_binding *bind,
     return mine_per_gpu;
 }
 
+/* This rank's CUDA device among the ndev visible (gp_bind_choose from env into *choice, its
+ * index in bind->device), its backend (the context made while MPI_Init ran, when MPI agreed:
+ * startup.h), and its name and PCI bus id in bind. Returns the backend, or NULL with msg
+ * naming the rank, host, device and CUDA's reason (also left in why). */
+static const gp_backend *bind_cuda_device(int rank, int ndev, const gp_bind_env *env,
+                                          gp_binding *bind, gp_bind_choice *choice, char *why,
+                                          size_t whylen, char *msg, size_t msglen)
+{
+    gp_bind_choose(bind->local_rank, bind->local_size, ndev, env, choice);
+    bind->device = choice->device;
+    const int early = gp_early_cuda_take(bind->device, bind->local_rank);
+    if (!early) gp_proc_mark(GP_STEP_DEVICE);
+    const gp_backend *be = gp_backend_cuda(bind->device, why, whylen);
+    if (!be) {
+        snprintf(msg, msglen, "rank %d (%s): cannot use CUDA device %d: %s", rank, bind->host,
+                 bind->device, why);
+        return NULL;
+    }
+    if (!early) gp_proc_mark(GP_STEP_CONTEXT);
+    gp_cuda_device_info(bind->device, bind->device_name, sizeof bind->device_name, bind->busid,
+                        sizeof bind->busid);
+    return be;
+}
+
 int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
                       gp_binding *bind, gp_result_run *run, char *msg, size_t msglen)
 {
@@ -90,21 +114,8 @@ int gp_select_backend(MPI_Comm comm, const gp_options *o, const gp_backend **be,
     if (o->backend != GP_BACKEND_CPU) {
         ndev = gp_cuda_device_count();
         if (ndev > 0) {
-            gp_bind_choose(bind->local_rank, bind->local_size, ndev, &env, &choice);
-            bind->device = choice.device;
-            /* the context made while MPI_Init ran, when MPI agrees (startup.h) */
-            const int early = gp_early_cuda_take(bind->device, bind->local_rank);
-            if (!early) gp_proc_mark(GP_STEP_DEVICE);
-            *be = gp_backend_cuda(bind->device, why, sizeof why);
-            if (*be && !early) gp_proc_mark(GP_STEP_CONTEXT);
-            if (!*be) {
-                err = GP_EXIT_DEVICE;
-                snprintf(msg, msglen, "rank %d (%s): cannot use CUDA device %d: %s", rank,
-                         bind->host, bind->device, why);
-            } else {
-                gp_cuda_device_info(bind->device, bind->device_name, sizeof bind->device_name,
-                                    bind->busid, sizeof bind->busid);
-            }
+            *be = bind_cuda_device(rank, ndev, &env, bind, &choice, why, sizeof why, msg, msglen);
+            if (!*be) err = GP_EXIT_DEVICE;
         } else {
             gp_backend_cuda(0, why, sizeof why); /* for the reason */
             if (o->backend == GP_BACKEND_CUDA) {
