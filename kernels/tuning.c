@@ -25,6 +25,7 @@ void gp_tuning_env_from_process(gp_tuning_env *e)
         {&e->host_threads, "GPUPRIM_HOST_THREADS"},
         {&e->xchg_piece, "GPUPRIM_EXCHANGE_PIECE_BYTES"},
         {&e->xchg_stage, "GPUPRIM_EXCHANGE_STAGE"},
+        {&e->xchg_stream, "GPUPRIM_EXCHANGE_STREAM"},
         {&e->xchg_node_ranks, "GPUPRIM_EXCHANGE_NODE_RANKS"},
         {&e->read_piece, "GPUPRIM_READ_PIECE_BYTES"},
         {&e->inflate_threads, "GPUPRIM_INFLATE_THREADS"},
@@ -122,6 +123,7 @@ void gp_tuning_parse(const gp_tuning_env *e, gp_tuning *t)
     const int64_t piece = positive(e->xchg_piece, INT64_MAX);
     t->xchg_piece = piece > (1ll << 30) ? (1ll << 30) : piece;
     t->xchg_stage = e->xchg_stage && strcmp(e->xchg_stage, "1") == 0;
+    t->xchg_stream = !(e->xchg_stream && strcmp(e->xchg_stream, "0") == 0);
     t->xchg_node_ranks = (int)positive(e->xchg_node_ranks, INT_MAX);
     t->read_piece_bytes = positive(e->read_piece, INT64_MAX);
     const int64_t th = positive(e->inflate_threads, INT64_MAX);

@@ -53,7 +53,7 @@ typedef struct gp_tuning_env {
     const char *sort_smem, *sort_graph, *sort_wide, *sort_wide_from, *stats_unroll;
     const char *scan_algo;
     const char *mem_limit, *host_mem_limit, *host_threads;
-    const char *xchg_piece, *xchg_stage, *xchg_node_ranks;
+    const char *xchg_piece, *xchg_stage, *xchg_stream, *xchg_node_ranks;
     const char *read_piece;
     const char *inflate_threads, *direct_chunks;
 } gp_tuning_env;
@@ -81,6 +81,7 @@ typedef struct gp_tuning {
     int host_threads;          /* 1 to 1024, or 0 (the program's share, host.h) */
     int64_t xchg_piece;        /* a positive byte count up to 2^30 (larger ones: 2^30), or 0 */
     int xchg_stage;            /* 1 for "1", else 0 */
+    int xchg_stream;           /* 1 (default) or 0 for "0" */
     int xchg_node_ranks;       /* a positive count up to INT_MAX, or 0 */
     int64_t read_piece_bytes;  /* a positive byte count, or 0 */
     int inflate_threads;       /* a positive count up to 1024 (larger ones: 1024), or 0 */

@@ -12,6 +12,9 @@
 #define XCH_ALIGN ((size_t)256)        /* the buffers of a block start on this boundary */
 #define XCH_PEERS 64                   /* distinct partners of a rank: 2 log2 P' at most */
 #define XCH_PIECE ((int64_t)8 << 20)   /* staging piece, bytes (GPUPRIM_EXCHANGE_PIECE_BYTES) */
+#define XCH_STREAM_PIECE ((int64_t)1 << 20) /* receive piece of a streamed step, bytes (the
+                                     same knob): fresh memory's first touch stays small
+                                     (8 MiB pieces took 150 ms more on the test VM) */
 enum { TAG_COUNT = 21, TAG_PROBE = 22, TAG_DONE = 23, TAG_PIECE = 24 };
 
 typedef struct xch_ops xch_ops;
@@ -44,6 +47,9 @@ struct gp_exchange {
     int npeers;
     xpeer peers[XCH_PEERS];
     int stage;                    /* the mpi transport stages through host pieces */
+    int stream;                   /* ... or streams the taken part through pieces 2 and 3,
+                                     merging each as it arrives (host memory) */
+    double stream_comm_s;         /* seconds of transfer inside the last streamed merge */
     int64_t piece;                /* bytes per piece */
     char *pieces[4];              /* send 0, send 1, receive 0, receive 1 */
     int fault_step;               /* test hook (gp_exchange_config) */

@@ -1,13 +1,15 @@
 /* transport_mpi.c — the mpi transport (exchange.h): the split by a probe search over MPI,
- * the crossing ranges through MPI (device pointers where the MPI is CUDA-aware or the memory
- * is host memory, else staged through four pinned host pieces), and the merge of the kept
- * part with the received one. Every pair of ranks can use it; it is the fallback. */
+ * the crossing ranges through MPI (device pointers where the MPI is CUDA-aware, else staged
+ * through four pinned host pieces; host memory streamed through two pieces), and the merge
+ * of the kept part with the received one (on host memory, piece by piece as they arrive).
+ * Every pair of ranks can use it; it is the fallback. */
 #include "exchange_internal.h"
 
 #include "merge_path.h"
 #include "tuning.h" /* the exchange's knobs */
 
 #include <stdio.h>
+#include <string.h>
 
 /* Open MPI's extensions: MPIX_Query_cuda_support (is the MPI CUDA-aware at run time?) */
 #if defined(__has_include)
@@ -120,6 +122,7 @@ static void staged_sendrecv(gp_exchange *x, int partner, const char *src, int64_
  * the first ka slots for its kept part, the upper one puts the taken part first). */
 static void mpi_transfer(gp_exchange *x, const xstep *s)
 {
+    if (x->stream) return; /* the streamed merge moves the ranges itself */
     const size_t w = (size_t)x->width;
     const int c = x->cur;
     const int64_t roff = s->lower ? s->ka : 0;
@@ -138,6 +141,108 @@ static void mpi_transfer(gp_exchange *x, const xstep *s)
     }
 }
 
+/* ---- the streamed step (host memory) ---------------------------------------------------- */
+
+/* Key i of a run of keys of `width` bytes (key form: unsigned, in the merge's order). */
+static uint64_t key_at(int width, const char *keys, int64_t i)
+{
+    if (width == 4) {
+        uint32_t k;
+        memcpy(&k, keys + (size_t)i * 4, 4);
+        return k;
+    }
+    uint64_t k;
+    memcpy(&k, keys + (size_t)i * 8, 8);
+    return k;
+}
+
+/* How many of the kept elements kk / kv [0, n) go before the taken element (tk, tv) in the
+ * merge (the lower rank's elements first on ties; stable: by (key, value)): a prefix of the
+ * kept run, found by bisection. */
+static int64_t kept_before(const gp_exchange *x, const xstep *s, const char *kk,
+                           const uint64_t *kv, int64_t n, uint64_t tk, uint64_t tv, int stable)
+{
+    int64_t a = 0, b = n;
+    while (a < b) {
+        const int64_t i = a + (b - a) / 2;
+        const uint64_t k = key_at(x->width, kk, i), v = stable ? kv[i] : 0;
+        const int before = s->lower ? gp_lo_first(k, v, tk, tv, stable)
+                                    : !gp_lo_first(tk, tv, k, v, stable);
+        if (before) a = i + 1;
+        else b = i;
+    }
+    return a;
+}
+
+/* One piece of the streamed step: pieces[2] / [3] hold taken elements [j, j + len) (keys,
+ * values), the last of the taken part when `last`; merged with the kept elements [*i, i1)
+ * that go before its last element (all the rest when last) into the other buffer at
+ * *i + j, the lower rank's elements first on ties. Advances *i to i1. */
+static void stream_piece(gp_exchange *x, const xstep *s, int64_t *i, int64_t j, int64_t len,
+                         int last, int stable)
+{
+    const size_t w = (size_t)x->width;
+    const int c = x->cur;
+    const char *kk = x->kb[c] + (size_t)(s->keep0 + *i) * w;
+    const uint64_t *kv = x->values ? x->vb[c] + s->keep0 + *i : NULL;
+    const char *pk = x->pieces[2];
+    const uint64_t *pv = x->values ? (const uint64_t *)x->pieces[3] : NULL;
+    const int64_t rest = s->ka - *i;
+    const int64_t nk = last ? rest
+                            : kept_before(x, s, kk, kv, rest, key_at(x->width, pk, len - 1),
+                                          pv && stable ? pv[len - 1] : 0, stable);
+    char *dk = x->kb[c ^ 1] + (size_t)(*i + j) * w;
+    uint64_t *dv = x->values ? x->vb[c ^ 1] + *i + j : NULL;
+    if (nk == 0) {
+        gp_xch_copy(x, dk, dv, pk, pv, len);
+    } else {
+        const char *lk = s->lower ? kk : pk, *hk = s->lower ? pk : kk;
+        const uint64_t *lv = s->lower ? kv : pv, *hv = s->lower ? pv : kv;
+        const int64_t nl = s->lower ? nk : len, nh = s->lower ? len : nk;
+        int64_t nout = -1;
+        if (x->be->merge_split(x->width, lk, lv, nl, hk, hv, nh, nl + nh, 0, stable, dk, dv,
+                               &nout))
+            gp_xch_die(x->comm, x->rank, "merge-split", x->be->last_error());
+        if (nout != nl + nh) gp_xch_die(x->comm, x->rank, "merge-split", "unexpected output count");
+    }
+    *i += nk;
+}
+
+/* The mpi transport's step on host memory, streamed: the given range goes to the partner and
+ * the taken one arrives in pieces of x->piece / 8 elements (keys into pieces[2], values into
+ * pieces[3]); each piece is merged with the kept elements before its last one into the other
+ * buffer as it arrives, so the kept part is never copied and the taken part never lands in
+ * the big buffers first. Both partners send and receive the same number of pieces (the larger
+ * of the two ranges' counts, empty ones past a range's end). The result is the same as the
+ * merge of the whole parts. Returns the seconds spent in MPI. */
+static double stream_step(gp_exchange *x, const xstep *s, int stable)
+{
+    const size_t w = (size_t)x->width;
+    const int c = x->cur;
+    const int64_t per = x->piece / 8;
+    const int64_t ns = (s->ng + per - 1) / per, nr = (s->kc + per - 1) / per;
+    double comm = 0.0;
+    int64_t i = 0;
+    for (int64_t k = 0; k < (ns > nr ? ns : nr); k++) {
+        const int64_t so = k * per, ro = k * per;
+        const int64_t sl = so < s->ng ? (s->ng - so < per ? s->ng - so : per) : 0;
+        const int64_t rl = ro < s->kc ? (s->kc - ro < per ? s->kc - ro : per) : 0;
+        const double t0 = MPI_Wtime();
+        int rc = MPI_Sendrecv(x->kb[c] + (size_t)(s->give0 + so) * w, (int)(sl * (int64_t)w),
+                              MPI_BYTE, s->partner, TAG_PIECE, x->pieces[2],
+                              (int)(rl * (int64_t)w), MPI_BYTE, s->partner, TAG_PIECE, x->comm,
+                              MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS && x->values)
+            rc = MPI_Sendrecv(x->vb[c] + s->give0 + so, (int)(sl * 8), MPI_BYTE, s->partner,
+                              TAG_PIECE, x->pieces[3], (int)(rl * 8), MPI_BYTE, s->partner,
+                              TAG_PIECE, x->comm, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) gp_xch_mpi_die(x->comm, x->rank, "transfer: MPI_Sendrecv", rc);
+        comm += MPI_Wtime() - t0;
+        if (rl > 0) stream_piece(x, s, &i, ro, rl, ro + rl == s->kc, stable);
+    }
+    return comm;
+}
+
 /* The mpi transport's merge: the kept part is copied beside the received one in the
  * receive buffer and the two are merged into the shard buffer; a rank that received nothing
  * keeps a prefix in place or copies its kept suffix over, and one that keeps nothing has
@@ -150,6 +255,11 @@ static void mpi_merge(gp_exchange *x, const xstep *s, int stable)
     uint64_t *rv = x->vb[c ^ 1];
     const char *kk = x->kb[c] + (size_t)s->keep0 * w;
     const uint64_t *kv = x->values ? x->vb[c] + s->keep0 : NULL;
+    if (x->stream && (s->ng > 0 || s->kc > 0)) x->stream_comm_s = stream_step(x, s, stable);
+    if (x->stream && s->kc > 0) {
+        x->cur = c ^ 1; /* the merged (or taken) elements are in the other buffer */
+        return;
+    }
     if (s->kc == 0) {
         if (s->keep0 == 0 || s->ka == 0) return;
         gp_xch_copy(x, rk, rv, kk, kv, s->ka);
@@ -180,36 +290,42 @@ static int mpi_takes_device_memory(void)
 }
 
 /* Whether the mpi transport stages through host pieces (memory MPI cannot take, or the
- * test knob GPUPRIM_EXCHANGE_STAGE=1), and the piece size (GPUPRIM_EXCHANGE_PIECE_BYTES,
- * a positive integer up to 1 GiB; default XCH_PIECE). */
-static int needs_staging(const gp_backend *be, int64_t *piece)
+ * test knob GPUPRIM_EXCHANGE_STAGE=1). */
+static int needs_staging(const gp_backend *be)
 {
-    const gp_tuning *t = gp_tuning_get(); /* the knobs, read once (kernels/tuning.h) */
-    *piece = t->xchg_piece > 0 ? t->xchg_piece : XCH_PIECE;
-    if (t->xchg_stage) return 1;
+    if (gp_tuning_get()->xchg_stage) return 1; /* the knobs, read once (kernels/tuning.h) */
     return !(be->caps & GP_CAP_HOST_MEMORY) && !mpi_takes_device_memory();
 }
 
-/* The four staging pieces (pinned host memory). Returns 0, or -1 (host_alloc failed). */
-static int alloc_pieces(gp_exchange *x)
+/* Pieces [from, 4) (the four staging pieces, pinned; the two receive pieces, 2 and 3, of a
+ * streamed step). Returns 0, or -1 (host_alloc failed). */
+static int alloc_pieces(gp_exchange *x, int from)
 {
-    for (int i = 0; i < 4; i++)
+    for (int i = from; i < 4; i++)
         if (!(x->pieces[i] = x->be->host_alloc((size_t)x->piece))) return -1;
     return 0;
 }
 
-/* Whether this rank stages, and, where it may stage (every rank has a real partner when
- * P > 1; some of its partners are reached through mpi), the four staging pieces. */
+/* Whether this rank stages or streams (host memory, unless GPUPRIM_EXCHANGE_STREAM=0: the
+ * same on every rank, as every knob), and, where a step may go through mpi (P > 1, and not
+ * every partner served by the shared transport), the pieces that takes: four staging pieces,
+ * or two receive pieces of a streamed step (at least 8 elements of 8 bytes). */
 static int mpi_setup(gp_exchange *x, const gp_exchange_config *cfg, int off_node, char *why,
                      size_t whylen)
 {
     (void)cfg;
-    int64_t piece = 0;
-    x->stage = needs_staging(x->be, &piece);
-    x->piece = piece;
-    if (!x->stage || x->P < 2 || (x->shared && off_node == 0) || alloc_pieces(x) == 0) return 0;
-    snprintf(why, whylen, "the exchange's staging pieces (%.1f MiB) of pinned host memory",
-             (double)(4 * x->piece) / 1048576.0);
+    const gp_tuning *t = gp_tuning_get();
+    x->stage = needs_staging(x->be);
+    x->stream = !x->stage && (x->be->caps & GP_CAP_HOST_MEMORY) && t->xchg_stream;
+    /* GPUPRIM_EXCHANGE_PIECE_BYTES (a positive integer up to 1 GiB), else the default */
+    x->piece = t->xchg_piece > 0 ? t->xchg_piece : x->stream ? XCH_STREAM_PIECE : XCH_PIECE;
+    if (x->stream && x->piece < 64) x->piece = 64;
+    if ((!x->stage && !x->stream) || x->P < 2 || (x->shared && off_node == 0) ||
+        alloc_pieces(x, x->stage ? 0 : 2) == 0)
+        return 0;
+    snprintf(why, whylen, "the exchange's %s pieces (%.1f MiB) of %s memory",
+             x->stage ? "staging" : "receive", (double)((x->stage ? 4 : 2) * x->piece) / 1048576.0,
+             x->stage ? "pinned host" : "host");
     return -1;
 }
 

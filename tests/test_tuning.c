@@ -123,7 +123,8 @@ int main(void)
     gp_tuning t = parse(none);
     CHECK(t.sort_smem == 0 && t.sort_graph == 1 && t.sort_wide == 0 && t.sort_wide_from == 0 &&
               t.stats_unroll == 0 && !t.mem_limit_set && t.mem_limit_error[0] == 0 &&
-              t.xchg_piece == 0 && t.xchg_stage == 0 && t.xchg_node_ranks == 0 &&
+              t.xchg_piece == 0 && t.xchg_stage == 0 && t.xchg_stream == 1 &&
+              t.xchg_node_ranks == 0 &&
               t.read_piece_bytes == 0 && !t.host_mem_limit_set && !t.host_mem_limit_error[0] &&
               t.host_threads == 0,
           "unset: every default");
@@ -167,6 +168,18 @@ int main(void)
               "exchange knobs '%s' '%s' '%s': piece %lld stage %d nodes %d", xk[i].piece,
               xk[i].stage ? xk[i].stage : "(unset)", xk[i].nodes, (long long)t.xchg_piece,
               t.xchg_stage, t.xchg_node_ranks);
+    }
+
+    /* GPUPRIM_EXCHANGE_STREAM: only "0" turns the streamed step off */
+    const struct { const char *s; int want; } xs[] = {
+        {"0", 0}, {"1", 1}, {"", 1}, {"00", 1}, {"no", 1}, {" 0", 1}, {NULL, 1},
+    };
+    for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) {
+        gp_tuning_env x = none;
+        x.xchg_stream = xs[i].s;
+        t = parse(x);
+        CHECK(t.xchg_stream == xs[i].want, "GPUPRIM_EXCHANGE_STREAM '%s': %d, want %d",
+              xs[i].s ? xs[i].s : "(unset)", t.xchg_stream, xs[i].want);
     }
 
     /* the input's knobs: threads digits alone, positive, at most 1024; only "0" turns the
