@@ -14,19 +14,18 @@
 #
 # Variants (each a set of environment variables for the runs):
 #   now       the defaults: the CUDA context made while MPI_Init runs, no cm PML on one node,
-#             TCP_NODELAY before MPI_Finalize, the device memory and the context left to the
-#             exit, the function job's kernels loaded lazily
+#             the device memory and the context left to the exit, the function job's kernels
+#             loaded lazily
 #   before    every one of those off (GPUPRIM_EARLY_CUDA=0 GPUPRIM_FAST_MPI_INIT=0
-#             GPUPRIM_FAST_MPI_FINALIZE=0 GPUPRIM_FREE_AT_EXIT=1 CUDA_MODULE_LOADING=EAGER):
-#             the old path
+#             GPUPRIM_FREE_AT_EXIT=1 CUDA_MODULE_LOADING=EAGER): the old path
 #   no_early  GPUPRIM_EARLY_CUDA=0      no_pml  GPUPRIM_FAST_MPI_INIT=0
-#   no_fin    GPUPRIM_FAST_MPI_FINALIZE=0
+#   fin       GPUPRIM_FAST_MPI_FINALIZE=1 (TCP_NODELAY before MPI_Finalize)
 #   free      GPUPRIM_FREE_AT_EXIT=1 (frees, cudaDeviceReset, the runtime's exit handlers)
 #   lazy      CUDA_MODULE_LOADING=LAZY (the context without the modules: now - lazy context
 #             is the eager module load)
 #   eager     CUDA_MODULE_LOADING=EAGER (the function job with every kernel loaded)
 # Environment: MPIRUN (default: sh tests/mpirun.sh), NPS, VARIANTS (default "now before
-# no_early no_pml no_fin free lazy eager"), INPUT, N (elements of the generated file, default 2^24),
+# no_early no_pml free lazy eager"; fin on demand), INPUT, N (elements of the generated file, default 2^24),
 # BACKEND (passed as --backend; default: gpuprim_mpi's auto), JOBS ("fn file"), ENVSPY (1,
 # the default where cc exists: one more function-job run at np 1 with an LD_PRELOAD library
 # that logs every environment read by a thread other than the main one and every change of
@@ -40,7 +39,7 @@ runs=${2:-5}
 work=${3:-/tmp/gpuprim_startup}
 mpirun=${MPIRUN:-sh tests/mpirun.sh}
 nps=${NPS:-1 4}
-variants=${VARIANTS:-now before no_early no_pml no_fin free lazy eager}
+variants=${VARIANTS:-now before no_early no_pml free lazy eager}
 jobs=${JOBS:-fn file}
 n=${N:-2^24}
 bin=$build/gpuprim_mpi
@@ -58,11 +57,10 @@ backend=${BACKEND:+--backend $BACKEND}
 variant_env() {
   case $1 in
     now) echo "" ;;
-    before) echo "GPUPRIM_EARLY_CUDA=0 GPUPRIM_FAST_MPI_INIT=0 GPUPRIM_FAST_MPI_FINALIZE=0" \
-                 "GPUPRIM_FREE_AT_EXIT=1 CUDA_MODULE_LOADING=EAGER" ;;
+    before) echo "GPUPRIM_EARLY_CUDA=0 GPUPRIM_FAST_MPI_INIT=0 GPUPRIM_FREE_AT_EXIT=1 CUDA_MODULE_LOADING=EAGER" ;;
     no_early) echo "GPUPRIM_EARLY_CUDA=0" ;;
     no_pml) echo "GPUPRIM_FAST_MPI_INIT=0" ;;
-    no_fin) echo "GPUPRIM_FAST_MPI_FINALIZE=0" ;;
+    fin) echo "GPUPRIM_FAST_MPI_FINALIZE=1" ;;
     free) echo "GPUPRIM_FREE_AT_EXIT=1" ;;
     lazy) echo "CUDA_MODULE_LOADING=LAZY" ;;
     eager) echo "CUDA_MODULE_LOADING=EAGER" ;;

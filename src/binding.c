@@ -110,7 +110,7 @@ void gp_bind_start_knobs(const gp_bind_env *env, gp_start_knobs *k)
     k->trace = is(env->trace_startup, "1");
     k->early_cuda = !is(env->early_cuda, "0");
     k->fast_mpi_init = !is(env->fast_mpi_init, "0");
-    k->fast_mpi_finalize = !is(env->fast_mpi_finalize, "0");
+    k->fast_mpi_finalize = is(env->fast_mpi_finalize, "1");
     k->free_at_exit = is(env->free_at_exit, "1");
 }
 

@@ -65,8 +65,8 @@ typedef struct gp_start_knobs {
                          runs; GPUPRIM_EARLY_CUDA=0: after MPI_Init, on the main thread */
     int fast_mpi_init; /* 1 (default): a job on one node asks Open MPI for no cm PML
                          (startup.h); GPUPRIM_FAST_MPI_INIT=0: no such request */
-    int fast_mpi_finalize; /* 1 (default): TCP_NODELAY on the process's TCP sockets before
-                              MPI_Finalize (startup.h); GPUPRIM_FAST_MPI_FINALIZE=0: not */
+    int fast_mpi_finalize; /* GPUPRIM_FAST_MPI_FINALIZE=1: TCP_NODELAY on the process's TCP
+                              sockets before MPI_Finalize (startup.h); else 0 (default) */
     int free_at_exit; /* GPUPRIM_FREE_AT_EXIT=1: the job frees its device and pinned memory
                          and the CUDA context is destroyed before the exit (the old path);
                          else 0: the exit frees them */
@@ -102,9 +102,8 @@ int gp_bind_launcher_local_rank(const gp_bind_env *env);
  * count). Pure. */
 int gp_bind_one_node(const gp_bind_env *env);
 
-/* The knobs of *env: GPUPRIM_TRACE_STARTUP and GPUPRIM_FREE_AT_EXIT are on for "1" only,
- * GPUPRIM_EARLY_CUDA, GPUPRIM_FAST_MPI_INIT and GPUPRIM_FAST_MPI_FINALIZE are off for "0"
- * only. env NULL: the
+/* The knobs of *env: GPUPRIM_TRACE_STARTUP, GPUPRIM_FAST_MPI_FINALIZE and GPUPRIM_FREE_AT_EXIT
+ * are on for "1" only, GPUPRIM_EARLY_CUDA and GPUPRIM_FAST_MPI_INIT are off for "0" only. env NULL: the
  * defaults. Pure. */
 void gp_bind_start_knobs(const gp_bind_env *env, gp_start_knobs *k);
 

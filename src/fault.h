@@ -5,7 +5,9 @@
  * partner), by default as a failed
  * call (the ranks agree on the error and leave together), with ":kill" by SIGKILL (the
  * launcher then ends the job), with ":segv" by a store to an unmapped address (the
- * fatal-signal line of startup.h, then the launcher ends the job). As binding.h does for the GPU choice, the environment is read
+ * fatal-signal line of startup.h, then the launcher ends the job); and RANK:finalize:segv
+ * just after MPI_Finalize returns, where such a fault ends the rank with the job's status
+ * (startup.h: gp_proc_finalizing). As binding.h does for the GPU choice, the environment is read
  * into a record once (gp_fault_from_env) and a pure function decides (gp_fault_hits). */
 #ifndef GP_FAULT_H
 #define GP_FAULT_H

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fault.h"   /* GPUPRIM_FAULT=R:finalize:segv */
 #include "gp_path.h" /* gp_remove_tmp */
 #include "gpuprim/h5io.h"
 #include "job.h"
@@ -86,6 +87,7 @@ int main(int argc, char **argv)
     gp_proc_fatal_install(rank); /* after MPI_Init: its handler runs after our line */
 
     char msg[2048] = "";
+    gp_fault fault;
     gp_options o;
     int rc = gp_parse_options(argc, argv, &o, rank == 0, msg, sizeof msg);
     if (rc != 0) {
@@ -123,9 +125,13 @@ int main(int argc, char **argv)
         if (rc != 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
     }
     MPI_Bcast(&rc, 1, MPI_INT, 0, comm);
-    gp_mpi_fast_finalize(); /* no 40 ms wait for the launcher's acknowledgement (startup.h) */
+    gp_mpi_fast_finalize(); /* GPUPRIM_FAST_MPI_FINALIZE=1 only (startup.h) */
+    fflush(NULL);           /* the report is out before MPI_Finalize, whatever happens there */
+    gp_proc_finalizing(gp_exit_status(rc));
     MPI_Finalize();
     gp_proc_mark(GP_STEP_MPI_FINALIZE);
+    gp_fault_from_env(&fault); /* the test of a fault at the end of MPI_Finalize */
+    gp_fault_fire(&fault, rank, "finalize");
     /* the memory the job left, and the CUDA context, go with the process (startup.h) */
     return gp_proc_exit(rank, size, be, gp_exit_status(rc));
 }

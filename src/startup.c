@@ -177,6 +177,9 @@ static const char *const g_fatal_name[4] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGF
 static struct sigaction g_fatal_old[4];
 static int g_fatal_rank = -1;
 static const char *volatile g_fatal_phase = "startup";
+static volatile int g_final_status = -1; /* >= 0: in MPI_Finalize, the job's exit status */
+
+void gp_proc_finalizing(int status) { g_final_status = status < 0 ? 1 : status; }
 
 void gp_proc_phase(const char *name)
 {
@@ -199,11 +202,31 @@ static void put_int(char *line, size_t *l, size_t cap, int v)
     while (k > 0 && *l + 1 < cap) line[(*l)++] = d[--k];
 }
 
+/* The fault in MPI_Finalize (gp_proc_finalizing): the notice, then the job's status. */
+static void finalize_fault(int sig, int k)
+{
+    char line[256];
+    size_t l = 0;
+    put_text(line, &l, sizeof line, "gpuprim_mpi: notice: rank ");
+    put_int(line, &l, sizeof line, g_fatal_rank);
+    put_text(line, &l, sizeof line, ": signal ");
+    put_int(line, &l, sizeof line, sig);
+    put_text(line, &l, sizeof line, " (");
+    put_text(line, &l, sizeof line, g_fatal_name[k]);
+    put_text(line, &l, sizeof line, ") inside MPI_Finalize, after the job ended; exit status ");
+    put_int(line, &l, sizeof line, g_final_status);
+    line[l++] = '\n';
+    ssize_t w = write(STDERR_FILENO, line, l);
+    (void)w;
+    _exit(g_final_status);
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *uc)
 {
     (void)uc;
     int k = 0;
     while (k < 3 && g_fatal_sig[k] != sig) k++;
+    if (g_final_status >= 0) finalize_fault(sig, k);
     char line[256];
     size_t l = 0;
     put_text(line, &l, sizeof line, "gpuprim_mpi: rank ");

@@ -74,14 +74,18 @@ double gp_proc_step(gp_step s);
  * machine (Debian's Open MPI 4.1.4, no such network), 20-50 ms without. */
 void gp_mpi_fast_init(void);
 
-/* Just before MPI_Finalize, unless GPUPRIM_FAST_MPI_FINALIZE=0: TCP_NODELAY on every TCP
+/* Just before MPI_Finalize, with GPUPRIM_FAST_MPI_FINALIZE=1 only: TCP_NODELAY on every TCP
  * socket of the process (it changes when small writes leave, never what arrives). The one
  * that matters is the PMIx client's connection to the launcher (Open MPI's mpirun or orted):
  * MPI_Finalize's last request to it leaves in two writes, and with Nagle's algorithm on the
  * second waits for the launcher's delayed acknowledgement of the first, 40 ms on Linux.
  * Measured on the 2-core test machine (Debian's Open MPI 4.1.4, PMIx 2), MPI_Init then
  * MPI_Finalize of an empty program: MPI_Finalize took 43-53 ms at np 1 and 4; with this, 2.4-2.7
- * ms at np 1 and 5.7-12.4 ms at np 4. Returns how many sockets it set (the trace shows it). */
+ * ms at np 1 and 5.7-12.4 ms at np 4. Off by default: the faster end made a race inside Open
+ * MPI's MPI_Finalize far more frequent on that machine (its progress thread calls into the
+ * PMIx component after it was unloaded: 3 faults in 10 runs of the e2e test at np 3 and 4,
+ * none in 24 without; gp_proc_finalizing ends such a fault cleanly). Returns how many
+ * sockets it set (the trace shows it). */
 int gp_mpi_fast_finalize(void);
 
 /* Before MPI_Init, when the job may use CUDA (--backend auto or cuda): the early CUDA
@@ -123,6 +127,16 @@ int gp_proc_exit(int rank, int size, const gp_backend *be, int status);
  * the faulting instruction runs again under it; a signal sent by another process is raised
  * again. */
 void gp_proc_fatal_install(int rank);
+
+/* Just before MPI_Finalize, the job's outputs in place and its exit status agreed: from now
+ * on such a fault, in any thread, ends this process at once with `status` (_exit), after the
+ * line "gpuprim_mpi: notice: rank R: signal N (NAME) inside MPI_Finalize, after the job
+ * ended; exit status S". Open MPI 4.1's MPI_Finalize has a race of this kind: its progress
+ * thread may run an event handler of its PMIx component after the component was unloaded
+ * (seen on the 2-core test machine with Debian's Open MPI 4.1.4: the progress thread in
+ * event_base_loop jumping into the unmapped mca_pmix_ext3x.so while the main thread joined it
+ * in orte_finalize); nothing of the job is lost by then. */
+void gp_proc_finalizing(int status);
 
 /* The phase named by the fatal-signal line from now on (a string that lives as long as the
  * process; NULL keeps the last one). */

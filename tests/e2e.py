@@ -379,6 +379,19 @@ def check_cli(args, rng):
         if ":tmpfile " in fault:
             check("the temporary output file was removed" in p.stderr,
                   f"fault {fault}: no line says the temporary file was removed: {p.stderr[-300:]!r}")
+    # a fault at the end of MPI_Finalize (as Open MPI 4.1's own race there makes one, after the
+    # job ended): one notice line, the job's exit status (0), its output complete
+    fo = os.path.join(w, "finalize_out.h5")
+    p = run_mpi(args, 3, [mpi, good, "--out", fo, "--quiet", "--backend", args.backend],
+                timeout=120, env=dict(os.environ, GPUPRIM_FAULT="1:finalize:segv"))
+    notes = [l for l in p.stderr.splitlines() if "inside MPI_Finalize, after the job ended" in l]
+    check(p.returncode == 0 and len(notes) == 1 and notes[0].startswith(
+          "gpuprim_mpi: notice: rank 1: signal 11 (SIGSEGV)") and notes[0].endswith("exit status 0"),
+          f"finalize:segv: exit {p.returncode}, notices {notes}: {p.stderr[-400:]!r}")
+    if p.returncode == 0:
+        with h5py.File(fo, "r") as f:
+            check(np.array_equal(f["data"][()], np.sort(h5py.File(good, "r")["data"][()])),
+                  "finalize:segv: output sorted")
     # a shared transport that cannot be set up under --transport auto: a notice, then MPI (on
     # the CPU backend auto is mpi from the start: no shared setup, no notice; the library's
     # fallback is test mpi_pipeline_np3_auto_fallback)

@@ -255,25 +255,25 @@ static void test_start_knobs(void)
 {
     gp_start_knobs k;
     gp_bind_start_knobs(NULL, &k);
-    CHECK(!k.trace && k.early_cuda && k.fast_mpi_init && k.fast_mpi_finalize && !k.free_at_exit,
+    CHECK(!k.trace && k.early_cuda && k.fast_mpi_init && !k.fast_mpi_finalize && !k.free_at_exit,
           "the defaults");
     gp_bind_env e;
     memset(&e, 0, sizeof e);
     e.trace_startup = "1";
     e.early_cuda = "0";
     e.fast_mpi_init = "0";
-    e.fast_mpi_finalize = "0";
+    e.fast_mpi_finalize = "1";
     e.free_at_exit = "1";
     gp_bind_start_knobs(&e, &k);
-    CHECK(k.trace && !k.early_cuda && !k.fast_mpi_init && !k.fast_mpi_finalize && k.free_at_exit,
+    CHECK(k.trace && !k.early_cuda && !k.fast_mpi_init && k.fast_mpi_finalize && k.free_at_exit,
           "every knob turned");
     e.trace_startup = "yes";
     e.early_cuda = "1";
     e.fast_mpi_init = "";
-    e.fast_mpi_finalize = "no";
+    e.fast_mpi_finalize = "yes";
     e.free_at_exit = "0";
     gp_bind_start_knobs(&e, &k);
-    CHECK(!k.trace && k.early_cuda && k.fast_mpi_init && k.fast_mpi_finalize && !k.free_at_exit,
+    CHECK(!k.trace && k.early_cuda && k.fast_mpi_init && !k.fast_mpi_finalize && !k.free_at_exit,
           "only \"1\" turns a knob on, only \"0\" off");
 }
 
