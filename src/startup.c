@@ -202,23 +202,28 @@ static void put_int(char *line, size_t *l, size_t cap, int v)
     while (k > 0 && *l + 1 < cap) line[(*l)++] = d[--k];
 }
 
-/* The fault in MPI_Finalize (gp_proc_finalizing): the notice, then the job's status. */
-static void finalize_fault(int sig, int k)
+/* Writes one line to stderr: "gpuprim_mpi: KINDrank R: WHAT N (NAME) TAIL MORE" (kind "" or
+ * "notice: "), then num when it is >= 0 (async-signal-safe). */
+static void signal_line(const char *kind, const char *what, int sig, int k, const char *tail,
+                        const char *more, int num)
 {
     char line[256];
     size_t l = 0;
-    put_text(line, &l, sizeof line, "gpuprim_mpi: notice: rank ");
+    put_text(line, &l, sizeof line, "gpuprim_mpi: ");
+    put_text(line, &l, sizeof line, kind);
+    put_text(line, &l, sizeof line, "rank ");
     put_int(line, &l, sizeof line, g_fatal_rank);
-    put_text(line, &l, sizeof line, ": signal ");
+    put_text(line, &l, sizeof line, what);
     put_int(line, &l, sizeof line, sig);
     put_text(line, &l, sizeof line, " (");
     put_text(line, &l, sizeof line, g_fatal_name[k]);
-    put_text(line, &l, sizeof line, ") inside MPI_Finalize, after the job ended; exit status ");
-    put_int(line, &l, sizeof line, g_final_status);
+    put_text(line, &l, sizeof line, ") ");
+    put_text(line, &l, sizeof line, tail);
+    put_text(line, &l, sizeof line, more);
+    if (num >= 0) put_int(line, &l, sizeof line, num);
     line[l++] = '\n';
     ssize_t w = write(STDERR_FILENO, line, l);
     (void)w;
-    _exit(g_final_status);
 }
 
 static void on_fatal(int sig, siginfo_t *info, void *uc)
@@ -226,20 +231,12 @@ static void on_fatal(int sig, siginfo_t *info, void *uc)
     (void)uc;
     int k = 0;
     while (k < 3 && g_fatal_sig[k] != sig) k++;
-    if (g_final_status >= 0) finalize_fault(sig, k);
-    char line[256];
-    size_t l = 0;
-    put_text(line, &l, sizeof line, "gpuprim_mpi: rank ");
-    put_int(line, &l, sizeof line, g_fatal_rank);
-    put_text(line, &l, sizeof line, ": fatal signal ");
-    put_int(line, &l, sizeof line, sig);
-    put_text(line, &l, sizeof line, " (");
-    put_text(line, &l, sizeof line, g_fatal_name[k]);
-    put_text(line, &l, sizeof line, ") in ");
-    put_text(line, &l, sizeof line, g_fatal_phase);
-    line[l++] = '\n';
-    ssize_t w = write(STDERR_FILENO, line, l);
-    (void)w;
+    if (g_final_status >= 0) { /* inside MPI_Finalize, the job over (gp_proc_finalizing) */
+        signal_line("notice: ", ": signal ", sig, k, "inside MPI_Finalize, after the job ended; ",
+                    "exit status ", g_final_status);
+        _exit(g_final_status);
+    }
+    signal_line("", ": fatal signal ", sig, k, "in ", g_fatal_phase, -1);
     sigaction(sig, &g_fatal_old[k], NULL);
     if (info && info->si_code <= 0) raise(sig); /* sent, not a fault: deliver it again */
 }
