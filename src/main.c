@@ -93,6 +93,8 @@ int main(int argc, char **argv)
     if (rc != 0) {
         if (rc > 0 && rank == 0) fprintf(stderr, "gpuprim_mpi: error: %s\n", msg);
         gp_mpi_fast_finalize();
+        fflush(NULL);
+        gp_proc_finalizing(rc > 0 ? gp_exit_status(rc) : 0);
         MPI_Finalize();
         return gp_proc_exit(rank, size, NULL, rc > 0 ? gp_exit_status(rc) : 0);
     }
