@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "gpuprim/kernels.h"
+#include "merge_path.h" /* gp_key_load */
 
 /* Records a one-line failure message "func: message (reason) at file:line" for the CPU
  * backend's last_error() (gp_cpu_last_error, gpuprim/exact_sum.h) and returns `code`
@@ -47,17 +48,7 @@ void gp_cpu_load_doubles(gp_dtype t, const void *y, int64_t i0, int64_t cnt, dou
 #endif
 
 /* Key i of an array of w-byte keys (w = 4: uint32_t, else uint64_t) at any alignment. */
-CPU_INLINE uint64_t kld(const unsigned char *k, int w, int64_t i)
-{
-    if (w == 4) {
-        uint32_t x;
-        memcpy(&x, k + (size_t)i * 4, 4);
-        return x;
-    }
-    uint64_t x;
-    memcpy(&x, k + (size_t)i * 8, 8);
-    return x;
-}
+CPU_INLINE uint64_t kld(const unsigned char *k, int w, int64_t i) { return gp_key_load(k, w, i); }
 
 /* Stores x as key i of an array of w-byte keys (w = 4: its low 32 bits). */
 CPU_INLINE void kst(unsigned char *k, int w, int64_t i, uint64_t x)

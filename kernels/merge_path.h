@@ -41,6 +41,21 @@
     } while (0)
 
 #include <stdint.h>
+#include <string.h>
+
+/* Key i of an array of w-byte keys (w = 4: uint32_t, else uint64_t) at any alignment, for
+ * the host searches and merges (the CPU backend's kld, the mpi transport's streamed step). */
+static inline uint64_t gp_key_load(const void *keys, int w, int64_t i)
+{
+    if (w == 4) {
+        uint32_t x;
+        memcpy(&x, (const char *)keys + (size_t)i * 4, 4);
+        return x;
+    }
+    uint64_t x;
+    memcpy(&x, (const char *)keys + (size_t)i * 8, 8);
+    return x;
+}
 
 /* The order of the merge-splits, for the host searches (the CPU twin of merge_path and the
  * exchange's probes): lo's element (key a, value va) goes before hi's (key b, value vb) —

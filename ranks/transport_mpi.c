@@ -9,7 +9,6 @@
 #include "tuning.h" /* the exchange's knobs */
 
 #include <stdio.h>
-#include <string.h>
 
 /* Open MPI's extensions: MPIX_Query_cuda_support (is the MPI CUDA-aware at run time?) */
 #if defined(__has_include)
@@ -143,19 +142,6 @@ static void mpi_transfer(gp_exchange *x, const xstep *s)
 
 /* ---- the streamed step (host memory) ---------------------------------------------------- */
 
-/* Key i of a run of keys of `width` bytes (key form: unsigned, in the merge's order). */
-static uint64_t key_at(int width, const char *keys, int64_t i)
-{
-    if (width == 4) {
-        uint32_t k;
-        memcpy(&k, keys + (size_t)i * 4, 4);
-        return k;
-    }
-    uint64_t k;
-    memcpy(&k, keys + (size_t)i * 8, 8);
-    return k;
-}
-
 /* How many of the kept elements kk / kv [0, n) go before the taken element (tk, tv) in the
  * merge (the lower rank's elements first on ties; stable: by (key, value)): a prefix of the
  * kept run, found by bisection. */
@@ -165,7 +151,7 @@ static int64_t kept_before(const gp_exchange *x, const xstep *s, const char *kk,
     int64_t a = 0, b = n;
     while (a < b) {
         const int64_t i = a + (b - a) / 2;
-        const uint64_t k = key_at(x->width, kk, i), v = stable ? kv[i] : 0;
+        const uint64_t k = gp_key_load(kk, x->width, i), v = stable ? kv[i] : 0;
         const int before = s->lower ? gp_lo_first(k, v, tk, tv, stable)
                                     : !gp_lo_first(tk, tv, k, v, stable);
         if (before) a = i + 1;
@@ -189,7 +175,7 @@ static void stream_piece(gp_exchange *x, const xstep *s, int64_t *i, int64_t j, 
     const uint64_t *pv = x->values ? (const uint64_t *)x->pieces[3] : NULL;
     const int64_t rest = s->ka - *i;
     const int64_t nk = last ? rest
-                            : kept_before(x, s, kk, kv, rest, key_at(x->width, pk, len - 1),
+                            : kept_before(x, s, kk, kv, rest, gp_key_load(pk, x->width, len - 1),
                                           pv && stable ? pv[len - 1] : 0, stable);
     char *dk = x->kb[c ^ 1] + (size_t)(*i + j) * w;
     uint64_t *dv = x->values ? x->vb[c ^ 1] + *i + j : NULL;
